@@ -1,0 +1,83 @@
+// Shapes shared across producers, workers and the emulator. Imported from JS with
+//   /** @typedef {import('./types.js').Device} Device */
+
+/** Platforms SNS mobile push supports here. */
+export type Platform = 'APNS' | 'APNS_SANDBOX' | 'GCM';
+
+/** One target device: a platform endpoint in SNS. */
+export interface Device {
+  endpointArn: string;
+  platform: Platform;
+  userId?: string;
+  locale?: string;
+  timezone?: string;
+}
+
+/** A line or row of an audience that was rejected, with where and why. */
+export interface SkippedLine {
+  /** 1-based line number in a file, or row number of a query result. */
+  line: number;
+  reason: string;
+}
+
+/** What an audience source yields, one item per line or row, in order. */
+export type AudienceItem = { device: Device; line: number } | { skipped: SkippedLine };
+
+/** A validated message as stored with a campaign. Top-level title/body are the default locale. */
+export interface Message {
+  title: string;
+  body: string;
+  /** Per-locale variants, keyed by BCP 47 tag ('fi', 'pt-BR'); lookup falls back tag -> language -> default. */
+  locales?: Record<string, { title?: string; body?: string }>;
+  /** Custom key/value data delivered with the push (strings only on FCM). */
+  data?: Record<string, string>;
+  deepLink?: string;
+  ttlSeconds?: number;
+  sound?: string;
+  badge?: number;
+}
+
+export type CampaignState = 'running' | 'paused' | 'cancelled' | 'completed' | 'failed';
+
+/** One unit of queued work: up to SEGMENT_SIZE devices of one campaign. */
+export interface Segment {
+  campaignId: string;
+  /** 0-based segment number within the campaign. */
+  index: number;
+  /** Campaign-wide sequence number of devices[0]; device i has sequence firstSeq + i. */
+  firstSeq: number;
+  devices: Device[];
+}
+
+export type Outcome = 'delivered' | 'disabled' | 'failed';
+
+/** The result of publishing to one device, recorded once per campaign and device. */
+export interface SendOutcome {
+  seq: number;
+  endpointArn: string;
+  outcome: Outcome;
+  messageId?: string;
+  reason?: string;
+}
+
+/** What a queue handler returns: nothing to ack, or a deferral that puts the item back without counting an attempt. */
+export type HandlerResult = void | { deferMs: number };
+
+export interface ConsumeOptions {
+  concurrency: number;
+  /** Called once when an item has failed its last attempt and was dead-lettered. */
+  onDeadLetter?: (payload: any, error: Error) => Promise<void> | void;
+}
+
+/** The transport-neutral queue interface. BullMQ stands behind it now; RabbitMQ later. */
+export interface QueueAdapter<T = any> {
+  /** Adds items durably; resolves when all are stored. */
+  enqueue(items: T[]): Promise<void>;
+  /** Starts consuming. The handler's resolve acks; a throw retries with backoff, or dead-letters after the last attempt or a permanent error. */
+  consume(handler: (payload: T, attempt: number) => Promise<HandlerResult>, options: ConsumeOptions): Promise<void>;
+  /** Stops taking new items and waits for handlers in progress. */
+  stopConsuming(): Promise<void>;
+  /** Items waiting, delayed and active, and dead-lettered. */
+  counts(): Promise<{ waiting: number; active: number; delayed: number; dead: number }>;
+  close(): Promise<void>;
+}
