@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// pushctl: marketing's command line. Exit codes: 0 ok, 1 runtime failure, 2 bad input.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/index.js';
+import { InputError, exitCodeFor } from '../shared/errors.js';
+import { openContext } from './cli/context.js';
+import { send } from './cli/send.js';
+import { status, list, rate } from './cli/status.js';
+import { migrateDevices } from './cli/db.js';
+
+const USAGE = `usage: pushctl <command> [options]
+
+  send --audience FILE | --query SQL --message FILE [--name NAME] [--rate N] [--strict] [--dry-run] [--yes] [--json]
+  status ID [--watch] [--json]
+  list [--json]
+  pause ID | resume ID | cancel ID
+  rate [RATE] [--burst N] [--json]     show, or set for every worker at once
+  db migrate                           create or update the devices table in DATABASE_URL
+`;
+
+const OPTIONS = /** @type {const} */ ({
+  audience: { type: 'string' }, query: { type: 'string' }, message: { type: 'string' }, name: { type: 'string' },
+  rate: { type: 'string' }, burst: { type: 'string' }, strict: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' }, json: { type: 'boolean' }, watch: { type: 'boolean', short: 'w' },
+  help: { type: 'boolean', short: 'h' }
+});
+
+const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+process.exitCode = await main(process.argv.slice(2)).catch((error) => {
+  io.stderr.write(`pushctl: ${error.message}\n`);
+  return exitCodeFor(error);
+});
+
+/** @param {string[]} argv */
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new InputError(`${/** @type {Error} */ (error).message}\n${USAGE}`);
+  }
+  const { values, positionals: [command, ...args] } = parsed;
+  if (values.help || !command) {
+    io.stdout.write(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  const config = loadConfig(process.env);
+  const needsId = ['status', 'pause', 'resume', 'cancel'].includes(command);
+  if (needsId && !args[0]) throw new InputError(`${command} needs a campaign id\n${USAGE}`);
+  if (command === 'db') {
+    if (args[0] !== 'migrate') throw new InputError(`unknown db command "${args[0] ?? ''}"; try: pushctl db migrate`);
+    return migrateDevices(config, io);
+  }
+  if (!['send', 'status', 'list', 'pause', 'resume', 'cancel', 'rate'].includes(command)) {
+    throw new InputError(`unknown command "${command}"\n${USAGE}`);
+  }
+
+  const ctx = await openContext(config);
+  try {
+    switch (command) {
+      case 'send':
+        return await send(ctx, { ...values, dryRun: values['dry-run'] }, io);
+      case 'status':
+        return await status(ctx, args[0], values, io);
+      case 'list':
+        return await list(ctx, values, io);
+      case 'rate':
+        return await rate(ctx, args[0], values, io);
+      default: {
+        const campaign = await ctx.store[/** @type {'pause' | 'resume' | 'cancel'} */ (command)](args[0]);
+        io.stdout.write(values.json ? JSON.stringify({ id: campaign.id, state: campaign.state }) + '\n' : `${campaign.id} ${campaign.state}\n`);
+        return 0;
+      }
+    }
+  } finally {
+    await ctx.close();
+  }
+}

@@ -1,0 +1,87 @@
+// Process lifecycle for every process type: optional clustering, SIGTERM
+// handling within Heroku's 30 s window, and exit codes. Entry files call
+// runProcess; only they (through it) end the process.
+import cluster from 'node:cluster';
+import { exitCodeFor } from './errors.js';
+
+/**
+ * @typedef {{ close(): Promise<void> }} Running
+ */
+
+/**
+ * Runs `start` in this process, or in `processes` cluster workers (as throng
+ * does) when more than one. On SIGTERM or SIGINT it calls close() and exits 0,
+ * or exits 1 if close() fails or takes longer than `shutdownTimeoutMs`.
+ * @param {object} options
+ * @param {import('pino').Logger} options.logger
+ * @param {number} [options.processes]
+ * @param {number} options.shutdownTimeoutMs
+ * @param {() => Promise<Running>} start
+ */
+export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, start) {
+  if (processes > 1 && cluster.isPrimary) return runPrimary(logger, processes, shutdownTimeoutMs);
+
+  /** @type {Running | null} */
+  let running = null;
+  let stopping = false;
+  /** @param {string} signal */
+  const shutdown = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error({ timeoutMs: shutdownTimeoutMs }, 'shutdown took too long; exiting');
+      process.exit(1);
+    }, shutdownTimeoutMs);
+    timer.unref();
+    try {
+      await running?.close();
+      logger.info('stopped cleanly');
+      logger.flush?.();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    running = await start();
+  } catch (error) {
+    logger.fatal({ err: error }, /** @type {Error} */ (error).message);
+    process.exit(exitCodeFor(error));
+  }
+  if (stopping) await running.close();
+}
+
+/**
+ * @param {import('pino').Logger} logger
+ * @param {number} processes
+ * @param {number} shutdownTimeoutMs
+ */
+function runPrimary(logger, processes, shutdownTimeoutMs) {
+  let stopping = false;
+  for (let i = 0; i < processes; i++) cluster.fork();
+  cluster.on('exit', (child, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    // A child that dies on its own is replaced, after a pause so a crash loop cannot spin.
+    logger.error({ childPid: child.process.pid, code, signal }, 'cluster worker died; replacing it in 1 s');
+    setTimeout(() => { if (!stopping) cluster.fork(); }, 1000);
+  });
+  /** @param {NodeJS.Signals} signal */
+  const shutdown = (signal) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, processes }, 'stopping cluster workers');
+    for (const child of Object.values(cluster.workers ?? {})) child?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(1), shutdownTimeoutMs + 1000).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  logger.info({ processes }, 'cluster started');
+}

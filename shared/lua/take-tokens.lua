@@ -1,0 +1,81 @@
+--[[
+  Takes up to `want` send tokens for one campaign from the global token bucket,
+  capped by the campaign's own max rate, in one atomic step.
+
+  KEYS[1] global bucket hash     { rate, burst, tokens, ts, granted }
+  KEYS[2] campaign hash          { state, maxRate, capTokens, capTs }
+  ARGV[1] want                   tokens asked for (> 0)
+  ARGV[2] default rate           sends/s, used only when the bucket has none yet
+  ARGV[3] default burst          tokens, likewise
+
+  Returns { granted, waitMs, state, rateMilli }
+    granted    tokens taken (0..want); 0 whenever the campaign is not running
+    waitMs     when granted < want: ms until the next whole token is due
+    state      the campaign's state ('missing' when it has no hash)
+    rateMilli  the effective rate x 1000 (Lua numbers become integers on return)
+
+  Time comes from the Redis server, so worker clocks that disagree cannot
+  mint extra tokens.
+]]
+local state = redis.call('HGET', KEYS[2], 'state')
+if state ~= 'running' then
+  return { 0, 0, state or 'missing', 0 }
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local want = tonumber(ARGV[1])
+
+local b = redis.call('HMGET', KEYS[1], 'rate', 'burst', 'tokens', 'ts')
+local rate = tonumber(b[1])
+local burst = tonumber(b[2])
+if not rate or not burst then
+  rate = tonumber(ARGV[2])
+  burst = tonumber(ARGV[3])
+  redis.call('HSET', KEYS[1], 'rate', rate, 'burst', burst)
+end
+local tokens = tonumber(b[3]) or burst
+local ts = tonumber(b[4]) or now
+if now > ts then
+  tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
+end
+local available = tokens
+local effectiveRate = rate
+
+local c = redis.call('HMGET', KEYS[2], 'maxRate', 'capTokens', 'capTs')
+local maxRate = tonumber(c[1])
+local capTokens
+if maxRate and maxRate > 0 then
+  -- The campaign's cap is a bucket of its own, with the same 5% burst rule.
+  local capBurst = math.max(1, math.ceil(maxRate * 0.05))
+  capTokens = tonumber(c[2]) or capBurst
+  local capTs = tonumber(c[3]) or now
+  if now > capTs then
+    capTokens = math.min(capBurst, capTokens + (now - capTs) * maxRate / 1000)
+  end
+  available = math.min(available, capTokens)
+  effectiveRate = math.min(rate, maxRate)
+end
+
+local granted = 0
+if rate > 0 then
+  granted = math.max(0, math.min(want, math.floor(available)))
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - granted), 'ts', now)
+if granted > 0 then
+  redis.call('HINCRBY', KEYS[1], 'granted', granted)
+end
+if capTokens then
+  redis.call('HSET', KEYS[2], 'capTokens', tostring(capTokens - granted), 'capTs', now)
+end
+
+local waitMs = 0
+if granted < want then
+  if effectiveRate > 0 then
+    local missing = 1 - (available - granted)
+    waitMs = math.max(1, math.ceil(missing * 1000 / effectiveRate))
+  else
+    waitMs = 1000
+  end
+end
+return { granted, waitMs, state, math.floor(effectiveRate * 1000) }

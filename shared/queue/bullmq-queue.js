@@ -1,0 +1,107 @@
+// The queue interface (types.d.ts QueueAdapter) on BullMQ. BullMQ keeps jobs in
+// the same Redis as the token bucket; a job is a segment, acked when the handler
+// resolves, retried with exponential backoff when it throws, and copied to a
+// dead-letter queue after its last attempt or at once for a permanent error.
+import { Queue, Worker, DelayedError } from 'bullmq';
+import { Redis } from 'ioredis';
+import { PushError } from '../errors.js';
+
+/** @typedef {import('../types.js').QueueAdapter} QueueAdapter */
+/** @typedef {import('../types.js').ConsumeOptions} ConsumeOptions */
+/** @typedef {import('../types.js').HandlerResult} HandlerResult */
+
+/**
+ * @param {object} options
+ * @param {string} options.redisUrl
+ * @param {string} options.prefix      BullMQ key prefix (hash-tagged, from redisKeys)
+ * @param {string} options.name        queue name
+ * @param {number} options.attempts    tries per item before it is dead-lettered
+ * @param {number} [options.backoffMs] first retry delay; doubles each attempt
+ * @param {number} [options.lockMs]    how long a crashed consumer holds an item before it is redelivered
+ * @param {(payload: any) => string} [options.idOf] a stable id per item: enqueueing the same id twice stores it once
+ * @param {import('pino').Logger} options.logger
+ * @returns {QueueAdapter}
+ */
+export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs = 1000, lockMs = 30_000, idOf, logger }) {
+  const connection = () => {
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `pushpace:${name}` });
+    redis.on('error', () => {}); // surfaced through commands; keeps reconnects from crashing the process
+    return redis;
+  };
+  const producerConnection = connection();
+  const queue = new Queue(name, { connection: producerConnection, prefix });
+  const deadQueue = new Queue(`${name}-dead`, { connection: producerConnection, prefix });
+  /** @type {Worker | null} */
+  let worker = null;
+  /** @type {Redis | null} */
+  let workerConnection = null;
+
+  return {
+    async enqueue(items) {
+      if (items.length === 0) return;
+      await queue.addBulk(items.map((payload) => ({
+        name: 'item',
+        data: payload,
+        opts: {
+          jobId: idOf?.(payload),
+          attempts,
+          backoff: { type: 'exponential', delay: backoffMs },
+          removeOnComplete: true,
+          removeOnFail: true
+        }
+      })));
+    },
+
+    async consume(handler, { concurrency, onDeadLetter }) {
+      workerConnection = connection();
+      worker = new Worker(name, async (job, token) => {
+        const attempt = job.attemptsMade + 1;
+        /** @type {HandlerResult} */
+        let result;
+        try {
+          result = await handler(job.data, attempt);
+        } catch (error) {
+          const permanent = error instanceof PushError && !error.retryable;
+          if (!permanent && attempt < attempts) throw error; // BullMQ retries with backoff
+          // Last attempt, or retrying cannot help: dead-letter it here, inside the
+          // job, so the copy is made before the job is acked and cannot be lost.
+          const reason = /** @type {Error} */ (error).message;
+          await deadQueue.add('dead', { payload: job.data, reason, attempts: attempt, failedAt: Date.now() }, { removeOnComplete: false });
+          logger.error({ queue: name, jobId: job.id, attempt, reason }, 'item dead-lettered');
+          await onDeadLetter?.(job.data, /** @type {Error} */ (error));
+          return;
+        }
+        if (result && typeof result.deferMs === 'number') {
+          // Handed back, not failed: no attempt is counted.
+          await job.moveToDelayed(Date.now() + result.deferMs, token);
+          throw new DelayedError();
+        }
+      }, {
+        connection: workerConnection,
+        prefix,
+        concurrency,
+        lockDuration: lockMs,
+        stalledInterval: Math.max(1000, Math.floor(lockMs / 2)),
+        // A consumer killed mid-item is not the item's fault: let it be redelivered many times.
+        maxStalledCount: 100
+      });
+      worker.on('error', (error) => logger.error({ queue: name, err: error }, 'queue consumer error'));
+      await worker.waitUntilReady();
+    },
+
+    async stopConsuming() {
+      await worker?.close();
+    },
+
+    async counts() {
+      const [counts, dead] = await Promise.all([queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'), deadQueue.count()]);
+      return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, dead };
+    },
+
+    async close() {
+      await worker?.close();
+      await Promise.all([queue.close(), deadQueue.close()]);
+      await Promise.allSettled([producerConnection.quit(), workerConnection?.quit()]);
+    }
+  };
+}

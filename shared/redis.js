@@ -1,0 +1,95 @@
+// Redis connections, the key layout and the Lua scripts, in one place.
+// Every key carries the hash tag {prefix}, so the scripts (which touch several
+// keys at once) also run on Redis Cluster, where all of them share one slot.
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { redactUrl } from '../config/index.js';
+import { UnavailableError } from './errors.js';
+
+const SCRIPTS = {
+  takeTokens: { file: 'take-tokens.lua', keys: 2 },
+  recordOutcomes: { file: 'record-outcomes.lua', keys: 4 },
+  finishSegment: { file: 'finish-segment.lua', keys: 2 },
+  setState: { file: 'set-state.lua', keys: 1 }
+};
+
+/**
+ * @typedef {Redis & {
+ *   takeTokens(bucket: string, campaign: string, want: number, rate: number, burst: number): Promise<[number, number, string, number]>,
+ *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
+ *   finishSegment(campaign: string, segments: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
+ *   setState(campaign: string, state: string, ...from: string[]): Promise<string>
+ * }} PushRedis
+ */
+
+/**
+ * Opens a Redis connection with the project's scripts defined on it.
+ * `failFast` is for short-lived commands (pushctl): the first failed connect
+ * rejects pending commands instead of retrying forever, so the CLI can exit 1.
+ * @param {string} url
+ * @param {{ failFast?: boolean, name?: string }} [options]
+ * @returns {PushRedis}
+ */
+export function createRedis(url, { failFast = false, name = 'pushpace' } = {}) {
+  const redis = new Redis(url, {
+    connectionName: name,
+    maxRetriesPerRequest: failFast ? 0 : null,
+    enableOfflineQueue: true,
+    retryStrategy: failFast ? () => null : (times) => Math.min(times * 200, 5000)
+  });
+  // Connection errors surface on commands; an 'error' listener keeps them from
+  // crashing the process as unhandled events while ioredis reconnects.
+  redis.on('error', () => {});
+  for (const [command, { file, keys }] of Object.entries(SCRIPTS)) {
+    const lua = readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
+    redis.defineCommand(command, { numberOfKeys: keys, lua });
+  }
+  return /** @type {PushRedis} */ (redis);
+}
+
+/**
+ * Checks that Redis answers, turning a refusal into an UnavailableError that names the URL.
+ * @param {Redis} redis
+ * @param {string} url
+ * @param {number} [timeoutMs]
+ */
+export async function assertRedisReachable(redis, url, timeoutMs = 3000) {
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs); })
+    ]);
+  } catch (error) {
+    const reason = /** @type {any} */ (error)?.code ?? /** @type {Error} */ (error).message;
+    throw new UnavailableError(`Redis is not reachable at ${redactUrl(url)} (${reason}); is redis-server running?`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The key layout. Names only; nothing here talks to Redis.
+ * @param {string} prefix KEY_PREFIX
+ */
+export function redisKeys(prefix) {
+  const tag = `{${prefix}}`;
+  return {
+    /** Prefix BullMQ puts before its own keys. */
+    bullPrefix: `${tag}:bull`,
+    bucket: `${tag}:bucket`,
+    campaigns: `${tag}:campaigns`,
+    disabledEndpoints: `${tag}:endpoints:disabled`,
+    /** @param {string} id */
+    campaign(id) {
+      const base = `${tag}:campaign:${id}`;
+      return {
+        hash: base,
+        outcomes: `${base}:outcomes`,
+        failures: `${base}:failures`,
+        segments: `${base}:segments`
+      };
+    }
+  };
+}
