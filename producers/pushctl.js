@@ -4,9 +4,6 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/index.js';
 import { InputError, exitCodeFor } from '../shared/errors.js';
 import { openContext } from './cli/context.js';
-import { send } from './cli/send.js';
-import { status, list, rate } from './cli/status.js';
-import { migrateDevices } from './cli/db.js';
 
 const USAGE = `usage: pushctl <command> [options]
 
@@ -49,6 +46,7 @@ async function main(argv) {
   if (needsId && !args[0]) throw new InputError(`${command} needs a campaign id\n${USAGE}`);
   if (command === 'db') {
     if (args[0] !== 'migrate') throw new InputError(`unknown db command "${args[0] ?? ''}"; try: pushctl db migrate`);
+    const { migrateDevices } = await import('./cli/db.js');
     return migrateDevices(config, io);
   }
   if (!['send', 'status', 'list', 'pause', 'resume', 'cancel', 'rate'].includes(command)) {
@@ -57,15 +55,18 @@ async function main(argv) {
 
   const ctx = await openContext(config);
   try {
+    // Commands are loaded on demand: `status` need not load BullMQ or the audience readers.
     switch (command) {
-      case 'send':
+      case 'send': {
+        const { send } = await import('./cli/send.js');
         return await send(ctx, { ...values, dryRun: values['dry-run'] }, io);
+      }
       case 'status':
-        return await status(ctx, args[0], values, io);
+        return await (await import('./cli/status.js')).status(ctx, args[0], values, io);
       case 'list':
-        return await list(ctx, values, io);
+        return await (await import('./cli/status.js')).list(ctx, values, io);
       case 'rate':
-        return await rate(ctx, args[0], values, io);
+        return await (await import('./cli/status.js')).rate(ctx, args[0], values, io);
       default: {
         const campaign = await ctx.store[/** @type {'pause' | 'resume' | 'cancel'} */ (command)](args[0]);
         io.stdout.write(values.json ? JSON.stringify({ id: campaign.id, state: campaign.state }) + '\n' : `${campaign.id} ${campaign.state}\n`);

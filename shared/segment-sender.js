@@ -198,7 +198,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       throw new TransientError(`${unresolved} of ${devices.length} devices could not be sent after ${config.sendAttempts} attempts (throttled or SNS unavailable)`);
     }
     await store.finishSegment(campaignId, index, 0);
-    log.info({ ...counts, skippedAsDone, devices: devices.length }, 'segment sent');
+    log.info({ ...counts, skippedAsDone, size: devices.length }, 'segment sent');
   }
 
   return {

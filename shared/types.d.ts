@@ -20,8 +20,18 @@ export interface SkippedLine {
   reason: string;
 }
 
-/** What an audience source yields, one item per line or row, in order. */
-export type AudienceItem = { device: Device; line: number } | { skipped: SkippedLine };
+/**
+ * What an audience source yields, one item per line or row, in order. The file and
+ * query sources yield only `device` and `skipped`; readAudience (audience-reader.js)
+ * also turns devices into `duplicate` and `disabled` items.
+ */
+export type AudienceItem =
+  | { device: Device; line: number }
+  | { skipped: SkippedLine }
+  /** The endpoint already appeared earlier in the audience: it is sent to once, at its first line. */
+  | { duplicate: { line: number; endpointArn: string } }
+  /** SNS has disabled the endpoint (a dead token): publishing would fail with EndpointDisabled, so it is left out. */
+  | { disabled: { line: number; endpointArn: string } };
 
 /** A validated message as stored with a campaign. Top-level title/body are the default locale. */
 export interface Message {

@@ -57,8 +57,9 @@ const timezoneCache = new Map();
 
 /**
  * Validates one record into a device, or says why it was skipped. `line` is the 1-based
- * line (file) or row (query) number the record came from.
- * @param {unknown} record a plain object; field names may be camelCase or snake_case
+ * line (file) or row (query) number the record came from. Field names may be written
+ * any way canonicalField accepts; other fields are ignored.
+ * @param {unknown} record a plain object, such as a parsed NDJSON line
  * @param {number} line
  * @returns {{ device: Device, line: number } | { skipped: { line: number, reason: string } }}
  */
@@ -66,7 +67,7 @@ export function parseDevice(record, line) {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) {
     return skip(line, 'not an object with endpointArn and platform fields');
   }
-  /** @type {Record<string, unknown>} */
+  /** @type {DeviceFields} */
   const fields = {};
   const source = /** @type {Record<string, unknown>} */ (record);
   for (const key of Object.keys(source)) {
@@ -74,7 +75,23 @@ export function parseDevice(record, line) {
     // With both endpointArn and endpoint_arn present, the first non-empty one wins.
     if (name !== undefined && isEmpty(fields[name])) fields[name] = source[key];
   }
+  return parseDeviceFields(fields, line);
+}
 
+/**
+ * Values keyed by Device field name, as the CSV and query sources build them after
+ * mapping their columns once.
+ * @typedef {{ endpointArn?: unknown, platform?: unknown, userId?: unknown, locale?: unknown, timezone?: unknown }} DeviceFields
+ */
+
+/**
+ * parseDevice for a record whose keys are already Device field names; the sources
+ * use it to skip the per-key name mapping on every line.
+ * @param {DeviceFields} fields
+ * @param {number} line
+ * @returns {{ device: Device, line: number } | { skipped: { line: number, reason: string } }}
+ */
+export function parseDeviceFields(fields, line) {
   const endpointArn = text(fields.endpointArn);
   if (endpointArn === undefined) return skip(line, 'endpointArn is missing');
   if (endpointArn === INVALID) return skip(line, 'endpointArn must be a string');

@@ -71,8 +71,9 @@ export function createEndpointSet({ expected = 0 } = {}) {
 
   return {
     add(endpointArn) {
-      const h1 = hashA(endpointArn);
-      let h2 = hashB(endpointArn);
+      const h1 = hashPair(endpointArn);
+      let h2 = secondHash;
+      // A 0,0 pair would read as an empty slot; 0,1 stands in for it.
       if (h1 === EMPTY && h2 === EMPTY) h2 = 1;
       const slot = find(table, mask, h1, h2);
       // find returns either the matching slot or an empty one.
@@ -84,8 +85,8 @@ export function createEndpointSet({ expected = 0 } = {}) {
       return true;
     },
     has(endpointArn) {
-      const h1 = hashA(endpointArn);
-      let h2 = hashB(endpointArn);
+      const h1 = hashPair(endpointArn);
+      let h2 = secondHash;
       if (h1 === EMPTY && h2 === EMPTY) h2 = 1;
       const slot = find(table, mask, h1, h2);
       return table[slot * 2] === h1 && table[slot * 2 + 1] === h2;
@@ -99,48 +100,44 @@ export function createEndpointSet({ expected = 0 } = {}) {
   };
 }
 
+// hashPair's second hash, handed back through a variable instead of an array so
+// that hashing a million ARNs allocates nothing.
+let secondHash = 0;
+
 /**
- * MurmurHash3 (x86, 32-bit) over UTF-16 code units, two units per 32-bit block.
+ * Two independent 32-bit hashes of a string in one pass over its UTF-16 code units:
+ * MurmurHash3 (x86, 32-bit; two code units per block) and FNV-1a (one code unit per
+ * step, with a different offset basis), each finished with murmur's avalanche. Two
+ * different algorithms, not one with two seeds, so that inputs colliding in one are
+ * unrelated in the other. Returns the first; the second is left in secondHash.
  * @param {string} text
  * @returns {number} unsigned 32-bit
  */
-export function hashA(text) {
-  let h = 0x9747b28c;
+function hashPair(text) {
+  let h1 = 0x9747b28c;
+  let h2 = 0x811c9dc5 ^ 0x5bd1e995;
   const length = text.length;
   let i = 0;
   for (; i + 1 < length; i += 2) {
-    let k = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
-    k = Math.imul(k, 0xcc9e2d51);
+    const c0 = text.charCodeAt(i);
+    const c1 = text.charCodeAt(i + 1);
+    let k = Math.imul(c0 | (c1 << 16), 0xcc9e2d51);
     k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    h1 ^= Math.imul(k, 0x1b873593);
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
+    h2 = Math.imul(h2 ^ c0, 0x01000193);
+    h2 = Math.imul(h2 ^ c1, 0x01000193);
   }
   if (i < length) {
-    let k = text.charCodeAt(i);
-    k = Math.imul(k, 0xcc9e2d51);
+    const c0 = text.charCodeAt(i);
+    let k = Math.imul(c0, 0xcc9e2d51);
     k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
+    h1 ^= Math.imul(k, 0x1b873593);
+    h2 = Math.imul(h2 ^ c0, 0x01000193);
   }
-  return fmix32(h ^ (length * 2));
-}
-
-/**
- * FNV-1a over UTF-16 code units with a different offset basis, finished with
- * murmur's avalanche step. A different algorithm, not just a different seed, so
- * inputs that collide in one are unrelated in the other.
- * @param {string} text
- * @returns {number} unsigned 32-bit
- */
-export function hashB(text) {
-  let h = 0x811c9dc5 ^ 0x5bd1e995;
-  for (let i = 0; i < text.length; i += 1) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return fmix32(h ^ text.length);
+  secondHash = fmix32(h2 ^ length);
+  return fmix32(h1 ^ (length * 2));
 }
 
 /**

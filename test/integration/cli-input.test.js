@@ -1,0 +1,103 @@
+// Bad input: a clear message naming the problem, exit 2, and nothing enqueued.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { uniquePrefix, dropPrefix, testEnv, pushctl, makeAudience, makeMessage, REDIS_URL } from '../support/harness.js';
+
+const prefix = uniquePrefix();
+/** @type {Awaited<ReturnType<typeof makeAudience>>} */
+let audience;
+/** @type {string} */
+let message;
+const env = testEnv({ prefix, snsUrl: 'http://127.0.0.1:9' });
+const redis = new Redis(REDIS_URL);
+
+before(async () => {
+  audience = await makeAudience(50, { extraLines: ['not-an-arn,GCM,u,en', `arn:aws:sns:us-east-1:123456789012:endpoint/WNS/app/x,WNS,u,en`] });
+  message = await makeMessage(audience.dir);
+});
+
+after(async () => {
+  await audience.remove();
+  await dropPrefix(prefix);
+  redis.disconnect();
+});
+
+/** Nothing under this test's prefix: no campaign, no job. */
+async function assertNothingStored() {
+  const keys = await redis.keys(`{${prefix}}*`);
+  assert.deepEqual(keys.filter((k) => !k.endsWith(':bucket')), []);
+}
+
+/** @param {string[]} args @param {RegExp} expected */
+async function rejects(args, expected, code = 2, extraEnv = {}) {
+  const result = await pushctl(args, { ...env, ...extraEnv });
+  assert.equal(result.code, code, `exit code for ${args.join(' ')}: ${result.stderr}`);
+  assert.match(result.stderr, expected);
+  assert.equal(result.stdout, '');
+  await assertNothingStored();
+  return result;
+}
+
+test('--strict rejects malformed lines, naming each', async () => {
+  await rejects(['send', '--audience', audience.path, '--message', message, '--strict', '--yes'],
+    /2 invalid line\(s\)[\s\S]*line 52: endpointArn is not an SNS platform endpoint ARN[\s\S]*line 53: platform "WNS"/);
+});
+
+test('missing audience column', async () => {
+  const path = join(audience.dir, 'no-platform.csv');
+  await writeFile(path, 'endpointArn,userId\narn:aws:sns:us-east-1:123456789012:endpoint/GCM/app/a,u1\n');
+  await rejects(['send', '--audience', path, '--message', message, '--yes'], /no-platform\.csv.*platform/);
+});
+
+test('message without a title', async () => {
+  const path = join(audience.dir, 'untitled.json');
+  await writeFile(path, JSON.stringify({ body: 'no title' }));
+  await rejects(['send', '--audience', audience.path, '--message', path, '--yes'], /untitled\.json: title is missing/);
+});
+
+test('oversized payload', async () => {
+  const path = join(audience.dir, 'huge.json');
+  await writeFile(path, JSON.stringify({ title: 'Big', body: 'x'.repeat(5000) }));
+  await rejects(['send', '--audience', audience.path, '--message', path, '--yes'], /huge\.json: .*payload.*4096/);
+});
+
+test('unreadable audience and message files', async () => {
+  await rejects(['send', '--audience', join(audience.dir, 'missing.csv'), '--message', message, '--yes'], /missing\.csv/);
+  await rejects(['send', '--audience', audience.path, '--message', join(audience.dir, 'missing.json'), '--yes'], /missing\.json.*no such file/);
+});
+
+test('bad SQL names the problem', async () => {
+  await rejects(['send', '--query', 'SELEC endpoint_arn FROM devices', '--message', message, '--yes'], /--query/);
+  await rejects(['send', '--query', 'SELECT endpoint_arn, platform FROM no_such_table_here', '--message', message, '--yes'], /no_such_table_here/);
+});
+
+test('bad flags and a missing confirmation', async () => {
+  await rejects(['send', '--audience', audience.path, '--message', message, '--rate', 'fast', '--yes'], /--rate must be a positive number/);
+  await rejects(['send', '--audience', audience.path, '--message', message, '--bogus'], /bogus/);
+  await rejects(['send', '--message', message], /exactly one of --audience FILE or --query SQL/);
+  // 50 devices is over a threshold of 10, and the test has no terminal to ask on.
+  await rejects(['send', '--audience', audience.path, '--message', message], /add --yes/, 2, { CONFIRM_THRESHOLD: '10' });
+});
+
+test('a bad environment variable is named', async () => {
+  await rejects(['list'], /SEND_RATE must be a number/, 2, { SEND_RATE: 'lots' });
+});
+
+test('--dry-run counts and enqueues nothing', async () => {
+  const result = await pushctl(['send', '--audience', audience.path, '--message', message, '--dry-run', '--json'], env);
+  assert.equal(result.code, 0, result.stderr);
+  const plan = JSON.parse(result.stdout);
+  assert.equal(plan.devices, 50);
+  assert.equal(plan.skipped, 2);
+  assert.ok(plan.estimatedSeconds > 0);
+  await assertNothingStored();
+});
+
+test('unreachable Redis: exit 1 naming the URL', async () => {
+  const result = await pushctl(['send', '--audience', audience.path, '--message', message, '--yes'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /Redis is not reachable at redis:\/\/127\.0\.0\.1:1/);
+});

@@ -1,0 +1,113 @@
+// Each SNS fault the emulator injects leads to exact counts per outcome.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import {
+  uniquePrefix, dropPrefix, startEmulator, testEnv, startWorker, pushctl, waitForFinish, makeAudience, makeMessage,
+  deviceArn, REDIS_URL
+} from '../support/harness.js';
+
+const DEVICES = 2000;
+/** @type {Awaited<ReturnType<typeof startEmulator>>} */
+let sns;
+/** @type {Awaited<ReturnType<typeof makeAudience>>} */
+let audience;
+/** @type {string} */
+let message;
+const prefix = uniquePrefix();
+/** @type {Record<string, string>} */
+let env;
+/** @type {Awaited<ReturnType<typeof startWorker>>} */
+let worker;
+
+before(async () => {
+  sns = await startEmulator();
+  audience = await makeAudience(DEVICES);
+  message = await makeMessage(audience.dir);
+  env = testEnv({ prefix, snsUrl: sns.url, SEND_RATE: 1000, SEGMENT_SIZE: 200, SEND_ATTEMPTS: 6 });
+  worker = await startWorker(env);
+});
+
+after(async () => {
+  await worker.stop();
+  await sns.emulator.close();
+  await audience.remove();
+  await dropPrefix(prefix);
+});
+
+/** Sends the test audience with the given faults and returns status and emulator stats. @param {object} faults */
+async function sendWith(faults, extraArgs = /** @type {string[]} */ ([])) {
+  sns.emulator.reset();
+  sns.emulator.setFaults(faults);
+  const sent = await pushctl(['send', '--audience', audience.path, '--message', message, '--yes', '--json', ...extraArgs], env);
+  assert.equal(sent.code, 0, sent.stderr);
+  const { id } = JSON.parse(sent.stdout);
+  const status = await waitForFinish(id, env, 60_000);
+  return { id, status, stats: sns.emulator.stats(), sent: JSON.parse(sent.stdout) };
+}
+
+test('disabled endpoints: marked disabled, never retried, left out of the next campaign', async () => {
+  const disabled = Array.from({ length: 37 }, (_, i) => deviceArn(i * 50));
+  const { status, stats } = await sendWith({ disabledEndpoints: disabled });
+  assert.equal(status.state, 'completed');
+  assert.equal(status.disabled, 37);
+  assert.equal(status.delivered, DEVICES - 37);
+  assert.equal(status.failed, 0);
+  assert.equal(stats.errors.EndpointDisabled, 37, 'one attempt each: never retried');
+  assert.equal(stats.published, DEVICES - 37);
+
+  const redis = new Redis(REDIS_URL);
+  try {
+    assert.equal(await redis.scard(`{${prefix}}:endpoints:disabled`), 37);
+  } finally {
+    redis.disconnect();
+  }
+  const again = await sendWith({});
+  assert.equal(again.sent.devices, DEVICES - 37);
+  assert.equal(again.sent.disabled, 37);
+  assert.equal(again.stats.published, DEVICES - 37, 'disabled endpoints are not sent to again');
+});
+
+test('throttling: backs off and retries until every device is delivered once', async () => {
+  const { status, stats } = await sendWith({ throttlePerSecond: 400 }, ['--name', 'throttled']);
+  assert.equal(status.state, 'completed');
+  assert.equal(status.delivered, DEVICES - 37);
+  assert.equal(status.failed, 0);
+  assert.equal(stats.published, DEVICES - 37);
+  assert.ok((stats.errors.Throttling ?? 0) > 0, 'the emulator throttled some requests');
+  assert.equal(stats.requests, stats.published + stats.errors.Throttling, 'every extra request was a throttled one');
+});
+
+test('5xx: transient errors are retried; each device delivered exactly once', async () => {
+  const { status, stats } = await sendWith({ errorShare: 0.2, seed: 7 });
+  assert.equal(status.state, 'completed');
+  assert.equal(status.delivered, DEVICES - 37);
+  assert.equal(stats.published, DEVICES - 37);
+  assert.equal(stats.duplicateTargets, 0);
+  assert.ok(stats.errors.InternalError > 200, `about 20% of requests failed: ${stats.errors.InternalError}`);
+  assert.equal(stats.requests, stats.published + stats.errors.InternalError);
+});
+
+test('permanent errors fail the device with the reason and are not retried', async () => {
+  const broken = [1, 2, 4, 5, 7].map(deviceArn);
+  const failEndpoints = Object.fromEntries(broken.map((arn) => [arn, { code: 'InvalidParameter', message: 'Invalid parameter: Token' }]));
+  const { id, status, stats } = await sendWith({ failEndpoints });
+  assert.equal(status.failed, 5);
+  assert.equal(status.delivered, DEVICES - 37 - 5);
+  assert.equal(stats.errors.InvalidParameter, 5);
+  const redis = new Redis(REDIS_URL);
+  try {
+    const failures = (await redis.lrange(`{${prefix}}:campaign:${id}:failures`, 0, -1)).map((row) => JSON.parse(row));
+    assert.deepEqual(failures.map((f) => f.endpointArn).sort(), [...broken].sort());
+    assert.match(failures[0].reason, /InvalidParameter/);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('latency: slow SNS answers still deliver every device once', async () => {
+  const { status, stats } = await sendWith({ latencyMs: 80 });
+  assert.equal(status.delivered, DEVICES - 37);
+  assert.equal(stats.published, DEVICES - 37);
+  assert.equal(stats.requests, DEVICES - 37, 'no request was retried');
+});
