@@ -61,22 +61,23 @@ export async function* readAudience(source, { isDisabled, batchSize = 1000 } = {
     }
   }
 
-  for await (const item of items) {
-    if (!('device' in item)) {
-      if (held.length === 0) yield item;
-      else held.push(item);
-    } else if (!seen.add(item.device.endpointArn)) {
-      const duplicate = { duplicate: { line: item.line, endpointArn: item.device.endpointArn } };
-      if (held.length === 0) yield duplicate;
-      else held.push(duplicate);
-    } else if (!isDisabled) {
-      yield item;
-    } else {
-      held.push(item);
-      unchecked.push(item.device.endpointArn);
-      // The second bound stops a long run of skipped lines from piling up behind one device.
-      if (unchecked.length >= batchSize || held.length >= 4 * batchSize) yield* release();
+  for await (const read of items) {
+    /** @type {AudienceItem} */
+    let item = read;
+    let check = false;
+    if ('device' in item) {
+      if (!seen.add(item.device.endpointArn)) item = { duplicate: { line: item.line, endpointArn: item.device.endpointArn } };
+      else check = isDisabled !== undefined;
     }
+    // Nothing is waiting for a check and this item needs none: pass it straight on.
+    if (!check && held.length === 0) {
+      yield item;
+      continue;
+    }
+    held.push(item);
+    if (check && 'device' in item) unchecked.push(item.device.endpointArn);
+    // The second bound stops a long run of skipped lines from piling up behind one device.
+    if (unchecked.length >= batchSize || held.length >= 4 * batchSize) yield* release();
   }
   if (held.length > 0) yield* release();
 }
