@@ -1,0 +1,98 @@
+// The Lua token bucket and the campaign store against a real Redis.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createRedis } from '../../shared/redis.js';
+import { createTokenBucket } from '../../shared/token-bucket.js';
+import { createCampaignStore } from '../../shared/campaign-store.js';
+import { uniquePrefix, dropPrefix, REDIS_URL } from '../support/harness.js';
+
+const redis = createRedis(REDIS_URL);
+/** @type {string[]} */
+const prefixes = [];
+after(async () => {
+  await Promise.all(prefixes.map(dropPrefix));
+  redis.disconnect();
+});
+
+/** @param {{ sendRate: number, sendBurst: number }} rates */
+async function setup(rates, maxRate = /** @type {number | null} */ (null)) {
+  const keyPrefix = uniquePrefix();
+  prefixes.push(keyPrefix);
+  const store = createCampaignStore(redis, { keyPrefix });
+  const bucket = createTokenBucket(redis, { keyPrefix, ...rates });
+  const campaign = await store.create({ name: 't', message: { title: 'a', body: 'b' }, source: 'test', maxRate });
+  return { store, bucket, id: campaign.id };
+}
+
+/** Four takers asking for batches of `want` for `ms`; returns tokens granted. */
+async function drain(/** @type {ReturnType<typeof createTokenBucket>} */ bucket, /** @type {string} */ id, ms, want = 20) {
+  const until = Date.now() + ms;
+  let total = 0;
+  await Promise.all([0, 1, 2, 3].map(async () => {
+    while (Date.now() < until) {
+      const grant = await bucket.take(id, want);
+      total += grant.granted;
+      if (grant.granted < want) await sleep(Math.max(grant.waitMs, 5));
+    }
+  }));
+  return total;
+}
+
+test('four takers together get the rate, plus at most one burst', async () => {
+  const { bucket, id } = await setup({ sendRate: 1000, sendBurst: 50 });
+  const granted = await drain(bucket, id, 2000);
+  assert.ok(granted >= 1950 && granted <= 2050 + 50, `granted ${granted} in 2 s at 1000/s`);
+});
+
+test('a campaign max rate caps its grants', async () => {
+  const { bucket, id } = await setup({ sendRate: 1000, sendBurst: 50 }, 100);
+  const granted = await drain(bucket, id, 1000);
+  assert.ok(granted >= 90 && granted <= 100 + 5, `granted ${granted} in 1 s at max 100/s`);
+});
+
+test('nothing is granted to a paused, cancelled or unknown campaign', async () => {
+  const { store, bucket, id } = await setup({ sendRate: 1000, sendBurst: 50 });
+  await store.pause(id);
+  assert.deepEqual(await bucket.take(id, 10), { granted: 0, waitMs: 0, state: 'paused', rate: 0 });
+  await store.cancel(id);
+  assert.equal((await bucket.take(id, 10)).state, 'cancelled');
+  assert.equal((await bucket.take('c-nope', 10)).state, 'missing');
+});
+
+test('a rate set by another process applies to the next take', async () => {
+  const { bucket, id } = await setup({ sendRate: 1000, sendBurst: 50 });
+  await bucket.set({ rate: 100 });
+  assert.deepEqual(await bucket.settings(), { rate: 100, burst: 5, granted: 0 });
+  const granted = await drain(bucket, id, 1000);
+  assert.ok(granted >= 95 && granted <= 110, `granted ${granted} in 1 s after lowering to 100/s`);
+});
+
+test('outcomes are recorded once per device, however often they are reported', async () => {
+  const { store, id } = await setup({ sendRate: 1, sendBurst: 1 });
+  const arn = (/** @type {number} */ i) => `arn:aws:sns:us-east-1:123456789012:endpoint/GCM/app/${i}`;
+  const outcomes = /** @type {const} */ ([
+    { seq: 0, endpointArn: arn(0), outcome: 'delivered' },
+    { seq: 1, endpointArn: arn(1), outcome: 'disabled' },
+    { seq: 2, endpointArn: arn(2), outcome: 'failed', reason: 'InvalidParameter: bad' }
+  ]);
+  assert.equal(await store.recordOutcomes(id, [...outcomes]), 3);
+  assert.equal(await store.recordOutcomes(id, [...outcomes, { seq: 3, endpointArn: arn(3), outcome: 'delivered' }]), 1);
+  const campaign = await store.require(id);
+  assert.deepEqual([campaign.delivered, campaign.disabled, campaign.failed], [2, 1, 1]);
+  assert.deepEqual(await store.doneFlags(id, 0, 5), [true, true, true, true, false]);
+  assert.deepEqual(await store.disabledFlags([arn(1), arn(0)]), [true, false]);
+  assert.deepEqual(await store.failures(id), [{ seq: 2, endpointArn: arn(2), reason: 'InvalidParameter: bad' }]);
+});
+
+test('a campaign completes once every segment is enqueued and finished, counting each once', async () => {
+  const { store, id } = await setup({ sendRate: 1, sendBurst: 1 });
+  assert.equal(await store.finishSegment(id, 0), 'running');
+  assert.equal(await store.finishSegment(id, 0), 'running', 'a redelivered segment is not counted twice');
+  assert.equal(await store.markEnqueued(id, 2), 'running');
+  assert.equal(await store.finishSegment(id, 1), 'completed');
+  const campaign = await store.require(id);
+  assert.equal(campaign.segmentsDone, 2);
+  assert.ok(campaign.finishedAt);
+  await assert.rejects(store.pause(id), /is completed/);
+});

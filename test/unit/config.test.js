@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig, redactUrl, DEFAULTS } from '../../config/index.js';
+
+test('defaults give a local setup on the bundled emulator', () => {
+  const config = loadConfig({});
+  assert.equal(config.redisUrl, DEFAULTS.REDIS_URL);
+  assert.equal(config.sendRate, 200);
+  assert.equal(config.sendBurst, 10, 'burst defaults to 5% of the rate');
+  assert.deepEqual({ ...config.sns }, { region: 'us-east-1', endpoint: 'http://127.0.0.1:9911', emulator: true });
+  assert.ok(Object.isFrozen(config));
+});
+
+test('AWS credentials and no SNS_ENDPOINT send to AWS', () => {
+  assert.deepEqual({ ...loadConfig({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_REGION: 'eu-west-1' }).sns },
+    { region: 'eu-west-1', endpoint: undefined, emulator: false });
+  assert.equal(loadConfig({ SNS_ENDPOINT: 'aws' }).sns.endpoint, undefined);
+  assert.equal(loadConfig({ SNS_ENDPOINT: 'http://sns:9911' }).sns.endpoint, 'http://sns:9911');
+});
+
+test('each bad variable is named in the error', () => {
+  const cases = {
+    REDIS_URL: 'redis//x', SEND_RATE: 'fast', SEND_BURST: '1.5', SEGMENT_SIZE: '0', WORKER_CONCURRENCY: '-1',
+    PUBLISH_CONCURRENCY: 'x', WEB_CONCURRENCY: '100', LOG_LEVEL: 'loud', QUEUE_BACKEND: 'kafka', AWS_REGION: 'mars',
+    DATABASE_URL: 'mysql://x', SNS_ENDPOINT: 'ftp://x', KEY_PREFIX: 'a b', AMQP_URL: 'http://x'
+  };
+  for (const [name, value] of Object.entries(cases)) {
+    assert.throws(() => loadConfig({ [name]: value }), (error) => {
+      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_CONFIG');
+      assert.match(/** @type {Error} */ (error).message, new RegExp(`^${name} `));
+      return true;
+    }, name);
+  }
+});
+
+test('passwords never appear in messages', () => {
+  assert.equal(redactUrl('redis://user:secret@host:6379'), 'redis://user:***@host:6379');
+  assert.throws(() => loadConfig({ REDIS_URL: 'http://user:secret@host' }), (error) => !/** @type {Error} */ (error).message.includes('secret'));
+});
