@@ -26,7 +26,7 @@ async function setup(rates, maxRate = /** @type {number | null} */ (null)) {
 }
 
 /** Four takers asking for batches of `want` for `ms`; returns tokens granted. */
-async function drain(/** @type {ReturnType<typeof createTokenBucket>} */ bucket, /** @type {string} */ id, ms, want = 20) {
+async function drain(/** @type {ReturnType<typeof createTokenBucket>} */ bucket, /** @type {string} */ id, /** @type {number} */ ms, want = 20) {
   const until = Date.now() + ms;
   let total = 0;
   await Promise.all([0, 1, 2, 3].map(async () => {

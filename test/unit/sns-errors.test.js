@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { EndpointDisabledException, ThrottledException, InvalidParameterException, InternalErrorException } from '@aws-sdk/client-sns';
 import { classifyPublishError } from '../../shared/sns-client.js';
 
-const meta = (status) => ({ $metadata: { httpStatusCode: status } });
+const meta = (/** @type {number} */ status) => ({ $metadata: { httpStatusCode: status } });
 
 test('SNS exceptions map to what the sender does next', () => {
   assert.equal(classifyPublishError(new EndpointDisabledException({ message: 'Endpoint is disabled', ...meta(400) })).kind, 'disabled');

@@ -1,0 +1,69 @@
+// (b) A 1,000,000-device audience enqueued by `pushctl send`, from a file and from
+// PostgreSQL: wall time and the pushctl process's peak RSS.
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import pg from 'pg';
+import { runNode } from './support.js';
+import { dropPrefix } from './publish-throughput.js';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** @param {{ devices?: number }} [options] */
+export async function benchEnqueue({ devices = 1_000_000 } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'pushpace-bench-'));
+  const message = join(dir, 'message.json');
+  await writeFile(message, JSON.stringify({ title: 'Hi', body: 'Hello', locales: { fi: { title: 'Hei', body: 'Moi' } } }));
+  const schema = `bench_${randomUUID().slice(0, 8)}`;
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  try {
+    const audience = join(dir, 'audience.csv');
+    await writeAudience(audience, devices);
+    const file = await timedSend(['--audience', audience], message);
+
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    await pool.query(`CREATE TABLE ${schema}.devices AS
+      SELECT i AS id, 'user-' || i AS user_id,
+             'arn:aws:sns:us-east-1:123456789012:endpoint/' || (CASE WHEN i % 3 = 0 THEN 'APNS' ELSE 'GCM' END) ||
+               '/bench/' || lpad(i::text, 8, '0') || '-0000-4000-8000-000000000000' AS endpoint_arn,
+             CASE WHEN i % 3 = 0 THEN 'APNS' ELSE 'GCM' END AS platform,
+             CASE WHEN i % 2 = 0 THEN 'fi' ELSE 'en' END AS locale
+      FROM generate_series(1, ${devices}) AS i`);
+    const query = await timedSend(['--query', `SELECT endpoint_arn, platform, user_id, locale FROM ${schema}.devices`], message);
+    return { devices, file, query };
+  } finally {
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+    await pool.end();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** @param {string[]} sourceArgs @param {string} message */
+async function timedSend(sourceArgs, message) {
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  const started = process.hrtime.bigint();
+  const run = await runNode(['producers/pushctl.js', 'send', ...sourceArgs, '--message', message, '--yes', '--json'],
+    { KEY_PREFIX: prefix, LOG_LEVEL: 'warn', DATABASE_URL });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await dropPrefix(prefix);
+  if (run.code !== 0) throw new Error(`pushctl send ${sourceArgs[0]} failed: ${run.stderr}`);
+  const { devices } = JSON.parse(run.stdout);
+  console.error(`enqueue ${sourceArgs[0]}: ${devices} devices in ${seconds.toFixed(1)} s, peak RSS ${run.maxRssMb.toFixed(0)} MB`);
+  return { enqueued: devices, seconds, maxRssMb: run.maxRssMb };
+}
+
+/** @param {string} path @param {number} devices */
+async function writeAudience(path, devices) {
+  const out = createWriteStream(path);
+  out.write('endpointArn,platform,userId,locale\n');
+  for (let i = 1; i <= devices; i++) {
+    const platform = i % 3 === 0 ? 'APNS' : 'GCM';
+    const line = `arn:aws:sns:us-east-1:123456789012:endpoint/${platform}/bench/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000,${platform},user-${i},${i % 2 ? 'en' : 'fi'}\n`;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}

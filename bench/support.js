@@ -1,0 +1,69 @@
+// Shared pieces of the benchmarks: child processes, the emulator's stats, RSS.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** Preloaded into a measured child: reports its peak RSS on exit. */
+export const RSS_REPORTER = fileURLToPath(new URL('./report-rss.js', import.meta.url));
+
+/**
+ * Runs node with args; resolves { code, stdout, stderr, maxRssMb }.
+ * @param {string[]} args
+ * @param {Record<string, string | undefined>} env
+ */
+export async function runNode(args, env) {
+  const child = spawn(process.execPath, ['--import', RSS_REPORTER, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c; });
+  child.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
+  const [code] = await once(child, 'exit');
+  const rss = /maxRssKb=(\d+)/.exec(stderr);
+  return { code, stdout, stderr, maxRssMb: rss ? Number(rss[1]) / 1024 : NaN };
+}
+
+/**
+ * Starts a long-running node process (emulator, worker).
+ * @param {string[]} args
+ * @param {Record<string, string | undefined>} env
+ * @param {RegExp} [readyWhen] a line on stdout that says it is ready
+ */
+export async function startNode(args, env, readyWhen) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => { output = (output + c).slice(-20_000); });
+  if (readyWhen) {
+    for (let i = 0; !readyWhen.test(output); i++) {
+      if (child.exitCode !== null || i > 300) throw new Error(`${args.join(' ')} did not start: ${output}`);
+      await sleep(50);
+    }
+  }
+  return {
+    child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  };
+}
+
+/** @param {string} url */
+export async function emulatorStats(url) {
+  return /** @type {{ published: number, firstAt: number, lastAt: number, maxPerSecond: number, requests: number }} */ (
+    await (await fetch(`${url}/_emulator/stats`)).json());
+}
+
+/** @param {string} url */
+export async function resetEmulator(url) {
+  await fetch(`${url}/_emulator/reset`, { method: 'POST' });
+}
+
+/** Median of numbers. @param {number[]} values */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
