@@ -1,10 +1,9 @@
 // Validation of one audience record (a CSV line, an NDJSON object, a PostgreSQL row)
-// into a Device. Every source funnels through parseDevice, so a device is valid in the
-// same way whichever source it came from.
+// into a Device. Every source funnels through parseDevice (or parseDeviceFields), so a
+// device is valid in the same way whichever source it came from.
 
 /** @typedef {import('../types.js').Device} Device */
 /** @typedef {import('../types.js').Platform} Platform */
-/** @typedef {import('../types.js').AudienceItem} AudienceItem */
 
 /** Platforms a device may name, in the order reasons list them. */
 export const PLATFORMS = /** @type {const} */ (['APNS', 'APNS_SANDBOX', 'GCM']);

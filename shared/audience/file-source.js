@@ -1,6 +1,6 @@
 // Streams an audience file (CSV or NDJSON) one line at a time. An audience of every
 // user can have millions of lines; reading it whole would put hundreds of megabytes in
-// a 512 MB dyno, so only the current line is ever held.
+// a 512 MB dyno, so only one 256 KB chunk of the file is held at a time.
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InputError } from '../errors.js';

@@ -1,6 +1,7 @@
 // Applies shared/db/migrations/*.sql in name order, each at most once. Every process
 // type may run this at start, so two can race: an advisory lock held for the
-// transaction makes the second wait and then find nothing left to do.
+// transaction makes the second wait and then find nothing left to do. Everything runs
+// in one transaction, so a migration cannot use CREATE INDEX CONCURRENTLY.
 import { readdir, readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 
