@@ -144,8 +144,9 @@ export function createSnsEmulator({ region = 'us-east-1', faults = {}, logger = 
     }
   }
 
-  // Order matters and mirrors SNS: the API rate limit is checked before the request
-  // is read, then parameters, then the endpoint's state, then (transient) 5xx.
+  // Order matters and mirrors SNS: the API rate limit comes first (so malformed
+  // requests use up the rate too), then parameters, the endpoint's state, and last the
+  // transient 5xx, which draws from the seeded PRNG only for requests that get this far.
   /** @param {Record<string, string>} params @returns {Answer} */
   function publish(params) {
     if (!throttle.admit(now())) {

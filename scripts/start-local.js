@@ -13,6 +13,9 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const config = loadConfig(process.env);
 /** @type {import('node:child_process').ChildProcess[]} */
 const children = [];
+let stopping = false;
+process.on('SIGINT', () => void stopAll(130));
+process.on('SIGTERM', () => void stopAll(143));
 
 try {
   await checkRedis();
@@ -87,7 +90,6 @@ async function run(args, stdout = 'pipe') {
   return out;
 }
 
-let stopping = false;
 /** @param {number} code */
 async function stopAll(code) {
   stopping = true;
@@ -98,5 +100,3 @@ async function stopAll(code) {
   }));
   process.exit(code);
 }
-process.on('SIGINT', () => void stopAll(130));
-process.on('SIGTERM', () => void stopAll(143));

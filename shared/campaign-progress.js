@@ -18,6 +18,7 @@ export function campaignProgress(campaign, { rate, now = Date.now(), achievedRat
   const effectiveRate = campaign.maxRate ? Math.min(rate, campaign.maxRate) : rate;
   const paceForEta = achievedRate && achievedRate > 0 ? achievedRate : effectiveRate;
   const end = campaign.finishedAt ?? now;
+  const elapsedSeconds = (end - campaign.createdAt) / 1000;
   return {
     id: campaign.id,
     name: campaign.name,
@@ -37,7 +38,9 @@ export function campaignProgress(campaign, { rate, now = Date.now(), achievedRat
     rate: effectiveRate,
     achievedRate,
     etaSeconds: finished ? 0 : (paceForEta > 0 ? remaining / paceForEta : null),
-    elapsedSeconds: (end - campaign.createdAt) / 1000,
+    /** processed devices per second since the campaign was created */
+    averageRate: elapsedSeconds > 0 ? processed / elapsedSeconds : 0,
+    elapsedSeconds,
     createdAt: new Date(campaign.createdAt).toISOString(),
     finishedAt: campaign.finishedAt ? new Date(campaign.finishedAt).toISOString() : null,
     error: campaign.error

@@ -26,7 +26,8 @@ export function progressLine(p, width = 24) {
   const filled = Math.round((p.percent / 100) * width);
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
   const total = p.enqueued ? formatCount(p.total) : `${formatCount(p.total)}+`;
-  const rate = p.achievedRate === null ? formatRate(p.rate) : `${formatRate(p.achievedRate)} (limit ${formatRate(p.rate)})`;
+  const rate = p.state === 'completed' ? `${formatRate(p.averageRate)} average`
+    : p.achievedRate === null ? formatRate(p.rate) : `${formatRate(p.achievedRate)} (limit ${formatRate(p.rate)})`;
   const tail = p.state === 'running' ? `ETA ${formatDuration(p.etaSeconds)}` : p.state;
   return `${bar} ${p.percent.toFixed(1).padStart(5)}%  sent ${formatCount(p.delivered)}  failed ${formatCount(p.failed)}` +
     `  disabled ${formatCount(p.disabled)}  total ${total}  rate ${rate}  ${tail}`;
