@@ -3,20 +3,33 @@
 // namespace), so the real SDK parses every answer into the same result or exception
 // class it would get from AWS. Signatures are never checked: any credentials work.
 //
-// Three things shape the design:
-// - Benchmarks publish to 100,000+ made-up endpoint ARNs, so any well-formed ARN is a
-//   live endpoint without CreatePlatformEndpoint, and per-publish work is O(1): no
-//   per-request logging, no growing lists, JSON parsed only when SNS itself must.
-// - Faults (throttling, disabled endpoints, 5xx, latency) are what a paced dispatcher
-//   exists to survive, so they can be changed at runtime over the control API.
-// - Tests and the demo need to know what "arrived at SNS": counts per target, errors
-//   per code, a 10-ms timeline for rates and a ring of the last deliveries.
+// Benchmarks publish to 100,000+ made-up endpoint ARNs, so per-publish work is O(1):
+// no per-request logging, no growing lists, JSON parsed only when SNS itself must.
+//
+// This file is the HTTP server: Publish, routing and the control API under /_emulator/.
+// The parts it wires together live next to it:
+// - query-protocol.js: form parameters in, XML answers and SNS-shaped errors out
+// - endpoint-store.js: platform endpoints, enabled or disabled, and deleted ARNs
+// - faults.js: the runtime-changeable fault config, its throttle and seeded PRNG
+// - delivery-recorder.js: what "arrived at SNS", for tests and the demo
 import { createServer } from 'node:http';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { InputError } from '../shared/errors.js';
+import { createDeliveryRecorder, RING_SIZE } from './delivery-recorder.js';
+import { createEndpointStore, ENDPOINT_ARN } from './endpoint-store.js';
+import { createThrottle, isPlainObject, latencyOf, mulberry32, normalizeFaults, summarizeFaults } from './faults.js';
+import { errorAnswer, invalid, okAnswer, parseForm, readMessageAttributes, sendXml } from './query-protocol.js';
 
-const XMLNS = 'http://sns.amazonaws.com/doc/2010-03-31/';
+// Part of this module's public API since before the split; callers import them here.
+export { ENDPOINT_ARN, normalizeFaults };
+
+/**
+ * @typedef {import('./faults.js').FaultsInput} FaultsInput
+ * @typedef {import('./query-protocol.js').Answer} Answer
+ * @typedef {{ info(obj: object, msg?: string): void, error(obj: object, msg?: string): void }} EmulatorLogger
+ */
+
 /** SNS's own limit on a message's size. */
 export const MAX_MESSAGE_BYTES = 262_144;
 // A legal message percent-encodes to at most 3x its bytes; anything larger is refused
@@ -24,53 +37,7 @@ export const MAX_MESSAGE_BYTES = 262_144;
 const MAX_QUERY_BODY_BYTES = 2 * 1024 * 1024;
 // Fault configs may list many ARNs (a disabled share of a 100k audience).
 const MAX_CONTROL_BODY_BYTES = 16 * 1024 * 1024;
-const BIN_MS = 10;
-const WINDOW_BINS = 1000 / BIN_MS;
-// One hour of 10-ms bins (2.9 MB); older bins are dropped. maxPerSecond is kept
-// incrementally, so it stays exact over any run length.
-const MAX_BINS = 360_000;
-const RING_SIZE = 1000;
-// About 200 MB of Map at worst; beyond it deliveries are still counted, but their
-// targets are not, and stats say how many went untracked.
-const MAX_TRACKED_TARGETS = 2_000_000;
-const MAX_LATENCY_MS = 60_000;
-const ENDPOINT_ATTRIBUTES = new Set(['CustomUserData', 'Enabled', 'Token']);
-const PLATFORMS = 'APNS|APNS_SANDBOX|APNS_VOIP|APNS_VOIP_SANDBOX|GCM|ADM|BAIDU|MPNS|WNS';
-/** A well-formed platform endpoint ARN; Publish accepts any of these. */
-export const ENDPOINT_ARN = new RegExp(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:\\d{12}:endpoint/(${PLATFORMS})/[^/]+/[A-Za-z0-9-]+$`);
-const APP_ARN = new RegExp(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:\\d{12}:app/(${PLATFORMS})/([^/]+)$`);
 
-/**
- * @typedef {{ min: number, max: number }} LatencyRange
- * @typedef {{ code: string, status: number, message: string }} EndpointFailure
- * @typedef {object} Faults the normalized fault config, as GET /_emulator/faults shows it
- * @property {number | null} throttlePerSecond Publish requests admitted per sliding second; null is unlimited
- * @property {'Throttling' | 'Throttled'} throttleCode Throttling (400) as SNS answers API rate limits, or Throttled (429, ThrottledException)
- * @property {string[]} disabledEndpoints ARNs that start out with Enabled=false
- * @property {number | LatencyRange} latencyMs delay added to every SNS API answer
- * @property {number} errorShare share (0..1) of Publish requests answered 500 InternalError
- * @property {number} seed seeds the PRNG behind errorShare
- * @property {Record<string, EndpointFailure>} failEndpoints ARN -> permanent error answer
- * @typedef {{ [K in keyof Faults]?: K extends 'failEndpoints'
- *   ? Record<string, { code: string, status?: number, message?: string }> : Faults[K] | null }} FaultsInput
- * @typedef {{ DataType: string, StringValue?: string, BinaryValue?: string }} MessageAttribute
- * @typedef {object} Delivery one accepted Publish, as the ring buffer keeps it
- * @property {string} targetArn
- * @property {string} messageId
- * @property {unknown} message parsed when it is JSON, else the string
- * @property {string | null} messageStructure
- * @property {Record<string, MessageAttribute>} attributes
- * @property {number} at clock time in ms since the epoch
- * @typedef {{ info(obj: object, msg?: string): void, error(obj: object, msg?: string): void }} EmulatorLogger
- * @typedef {{ status: number, action?: string, resultXml?: string, code?: string, message?: string }} Answer
- *   a success (action, resultXml) or an error (code, message), rendered to XML by sendXml
- */
-
-/** @type {Faults} */
-const NO_FAULTS = Object.freeze({
-  throttlePerSecond: null, throttleCode: 'Throttling', disabledEndpoints: [], latencyMs: 0,
-  errorShare: 0, seed: 1, failEndpoints: {}
-});
 /** @type {EmulatorLogger} */
 const SILENT = { info() {}, error() {} };
 // performance.now() is monotonic, so rates and windows survive NTP steps.
@@ -86,7 +53,7 @@ export function createSnsEmulator({ region = 'us-east-1', faults = {}, logger = 
   let failures = new Map(Object.entries(config.failEndpoints));
   let random = mulberry32(config.seed);
   let throttle = createThrottle(config.throttlePerSecond);
-  const recorder = createRecorder(now);
+  const recorder = createDeliveryRecorder(now);
   const endpoints = createEndpointStore(region);
   endpoints.disableByFault(config.disabledEndpoints);
   /** @type {Set<NodeJS.Timeout>} */
@@ -312,412 +279,7 @@ export function createSnsEmulator({ region = 'us-east-1', faults = {}, logger = 
   };
 }
 
-/**
- * Validates a fault config and fills in defaults. Throws InputError whose message
- * and `field` name the offending field.
- * @param {unknown} input
- * @returns {Faults}
- */
-export function normalizeFaults(input) {
-  if (!isPlainObject(input)) throw fieldError('faults', 'faults must be a JSON object');
-  for (const key of Object.keys(input)) {
-    if (!(key in NO_FAULTS)) throw fieldError(key, `${key} is not a known fault; use ${Object.keys(NO_FAULTS).join(', ')}`);
-  }
-  const given = (/** @type {keyof Faults} */ key) => input[key] ?? NO_FAULTS[key];
-  const throttlePerSecond = given('throttlePerSecond');
-  if (throttlePerSecond !== null && !isIntegerIn(throttlePerSecond, 1, 1_000_000)) {
-    throw fieldError('throttlePerSecond', 'throttlePerSecond must be a whole number from 1 to 1000000, or null for no limit');
-  }
-  const throttleCode = given('throttleCode');
-  if (throttleCode !== 'Throttling' && throttleCode !== 'Throttled') {
-    throw fieldError('throttleCode', 'throttleCode must be "Throttling" (400) or "Throttled" (429)');
-  }
-  const disabledEndpoints = given('disabledEndpoints');
-  if (!Array.isArray(disabledEndpoints)) throw fieldError('disabledEndpoints', 'disabledEndpoints must be an array of endpoint ARNs');
-  disabledEndpoints.forEach((arn, i) => {
-    if (typeof arn !== 'string' || !ENDPOINT_ARN.test(arn)) {
-      throw fieldError(`disabledEndpoints[${i}]`, `disabledEndpoints[${i}] is not an endpoint ARN: ${JSON.stringify(arn)}`);
-    }
-  });
-  const latencyMs = normalizeLatency(given('latencyMs'));
-  const errorShare = given('errorShare');
-  if (typeof errorShare !== 'number' || !(errorShare >= 0 && errorShare <= 1)) {
-    throw fieldError('errorShare', 'errorShare must be a number from 0 to 1');
-  }
-  const seed = given('seed');
-  if (!isIntegerIn(seed, 0, 2 ** 32 - 1)) throw fieldError('seed', 'seed must be a whole number from 0 to 4294967295');
-  const failEndpoints = normalizeFailures(given('failEndpoints'));
-  return Object.freeze({
-    throttlePerSecond: /** @type {number | null} */ (throttlePerSecond), throttleCode,
-    disabledEndpoints: [...disabledEndpoints], latencyMs, errorShare, seed: /** @type {number} */ (seed), failEndpoints
-  });
-}
-
-/** @param {unknown} value @returns {number | LatencyRange} */
-function normalizeLatency(value) {
-  if (isNumberIn(value, 0, MAX_LATENCY_MS)) return /** @type {number} */ (value);
-  if (isPlainObject(value) && Object.keys(value).every((k) => k === 'min' || k === 'max')) {
-    const { min, max } = value;
-    if (isNumberIn(min, 0, MAX_LATENCY_MS) && isNumberIn(max, /** @type {number} */ (min), MAX_LATENCY_MS)) {
-      return { min: /** @type {number} */ (min), max: /** @type {number} */ (max) };
-    }
-  }
-  throw fieldError('latencyMs', `latencyMs must be a number of ms from 0 to ${MAX_LATENCY_MS}, or { "min": n, "max": m } with min <= max`);
-}
-
-/** @param {unknown} value @returns {Record<string, EndpointFailure>} */
-function normalizeFailures(value) {
-  if (!isPlainObject(value)) throw fieldError('failEndpoints', 'failEndpoints must be an object mapping endpoint ARNs to { code, status, message }');
-  /** @type {Record<string, EndpointFailure>} */
-  const failures = {};
-  for (const [arn, failure] of Object.entries(value)) {
-    const field = `failEndpoints[${JSON.stringify(arn)}]`;
-    if (!ENDPOINT_ARN.test(arn)) throw fieldError(field, `${field}: the key is not an endpoint ARN`);
-    if (!isPlainObject(failure) || typeof failure.code !== 'string' || !/^[A-Za-z][A-Za-z0-9.]{0,99}$/.test(failure.code)) {
-      throw fieldError(`${field}.code`, `${field}.code must be an SNS error code such as "InvalidParameter"`);
-    }
-    const status = failure.status ?? 400;
-    if (!isIntegerIn(status, 400, 599)) throw fieldError(`${field}.status`, `${field}.status must be an HTTP status from 400 to 599`);
-    const message = failure.message ?? failure.code;
-    if (typeof message !== 'string') throw fieldError(`${field}.message`, `${field}.message must be a string`);
-    failures[arn] = { code: failure.code, status: /** @type {number} */ (status), message };
-  }
-  return failures;
-}
-
-/**
- * Platform endpoints created through the API, plus the fault-disabled and deleted
- * ARNs. ARNs never created are live unless a fault or a delete says otherwise.
- * @param {string} region
- */
-function createEndpointStore(region) {
-  /** @type {Map<string, { token: string, customUserData: string, enabled: boolean }>} */
-  const endpoints = new Map();
-  /** @type {Set<string>} */
-  let faultDisabled = new Set();
-  /** @type {Set<string>} */
-  const deleted = new Set();
-
-  /** @param {string} arn */
-  function isDisabled(arn) {
-    return faultDisabled.has(arn) || endpoints.get(arn)?.enabled === false;
-  }
-
-  /** @param {Record<string, string>} params */
-  function readEndpointArn(params) {
-    const arn = params.EndpointArn;
-    return arn !== undefined && ENDPOINT_ARN.test(arn) ? arn : undefined;
-  }
-
-  return {
-    /** @param {string[]} arns */
-    disableByFault(arns) {
-      faultDisabled = new Set(arns);
-    },
-    clear() {
-      endpoints.clear();
-      deleted.clear();
-    },
-    isDisabled,
-    /** @param {string} arn */
-    isDeleted: (arn) => deleted.size > 0 && deleted.has(arn),
-
-    /** @param {Record<string, string>} params @returns {Answer} */
-    create(params) {
-      const appArn = params.PlatformApplicationArn ?? '';
-      const app = APP_ARN.exec(appArn);
-      if (!app) return invalid('Invalid parameter: PlatformApplicationArn');
-      const token = params.Token;
-      if (!token) return invalid('Invalid parameter: Token Reason: cannot be empty');
-      const attributes = readAttributeMap(params);
-      if (typeof attributes === 'string') return invalid(attributes);
-      const customUserData = params.CustomUserData ?? attributes.CustomUserData ?? '';
-      // SNS derives the ARN from app and token, so creating twice is idempotent.
-      const arn = `arn:aws:sns:${region}:000000000000:endpoint/${app[1]}/${app[2]}/${uuidFrom(`${appArn}\n${token}`)}`;
-      const existing = endpoints.get(arn);
-      if (existing) {
-        const sameEnabled = attributes.Enabled === undefined || (attributes.Enabled === 'true') === existing.enabled;
-        if (existing.customUserData !== customUserData || !sameEnabled) {
-          return invalid(`Invalid parameter: Token Reason: Endpoint ${arn} already exists with the same Token, but different attributes.`);
-        }
-      } else {
-        endpoints.set(arn, { token, customUserData, enabled: attributes.Enabled !== 'false' });
-        deleted.delete(arn);
-      }
-      return okAnswer('CreatePlatformEndpoint', `<CreatePlatformEndpointResult><EndpointArn>${escapeXml(arn)}</EndpointArn></CreatePlatformEndpointResult>`);
-    },
-
-    /** @param {Record<string, string>} params @returns {Answer} */
-    getAttributes(params) {
-      const arn = readEndpointArn(params);
-      if (!arn) return invalid('Invalid parameter: EndpointArn');
-      const endpoint = endpoints.get(arn);
-      if (!endpoint && !faultDisabled.has(arn)) return errorAnswer('NotFound', 'Endpoint does not exist', 404);
-      /** @type {[string, string][]} */
-      const entries = [['Enabled', String(!isDisabled(arn))]];
-      if (endpoint?.token) entries.push(['Token', endpoint.token]);
-      if (endpoint?.customUserData) entries.push(['CustomUserData', endpoint.customUserData]);
-      const xml = entries.map(([key, value]) => `<entry><key>${key}</key><value>${escapeXml(value)}</value></entry>`).join('');
-      return okAnswer('GetEndpointAttributes', `<GetEndpointAttributesResult><Attributes>${xml}</Attributes></GetEndpointAttributesResult>`);
-    },
-
-    /** @param {Record<string, string>} params @returns {Answer} */
-    setAttributes(params) {
-      const arn = readEndpointArn(params);
-      if (!arn) return invalid('Invalid parameter: EndpointArn');
-      const attributes = readAttributeMap(params);
-      if (typeof attributes === 'string') return invalid(attributes);
-      if (Object.keys(attributes).length === 0) return invalid('Invalid parameter: Attributes Reason: no attributes given');
-      let endpoint = endpoints.get(arn);
-      if (!endpoint) {
-        // A fault-disabled ARN exists as far as the client can tell, so it can be re-enabled.
-        if (!faultDisabled.has(arn)) return errorAnswer('NotFound', 'Endpoint does not exist', 404);
-        endpoint = { token: '', customUserData: '', enabled: true };
-        endpoints.set(arn, endpoint);
-      }
-      if (attributes.Token !== undefined) endpoint.token = attributes.Token;
-      if (attributes.CustomUserData !== undefined) endpoint.customUserData = attributes.CustomUserData;
-      if (attributes.Enabled !== undefined) {
-        endpoint.enabled = attributes.Enabled === 'true';
-        if (endpoint.enabled) faultDisabled.delete(arn);
-      }
-      return okAnswer('SetEndpointAttributes', '');
-    },
-
-    /** @param {Record<string, string>} params @returns {Answer} */
-    remove(params) {
-      const arn = readEndpointArn(params);
-      if (!arn) return invalid('Invalid parameter: EndpointArn');
-      // Like SNS, deleting is idempotent; publishing to the ARN afterwards fails.
-      endpoints.delete(arn);
-      faultDisabled.delete(arn);
-      deleted.add(arn);
-      return okAnswer('DeleteEndpoint', '');
-    }
-  };
-}
-
-/**
- * Counters, the 10-ms timeline and the ring of recent deliveries. Every update is
- * O(1) so recording never limits the throughput being measured.
- * @param {() => number} now
- */
-function createRecorder(now) {
-  let originMs = 0, published = 0, requests = 0, duplicateTargets = 0, untrackedDeliveries = 0;
-  /** @type {number | null} */ let firstAt = null;
-  /** @type {number | null} */ let lastAt = null;
-  /** @type {Map<string, number>} */ let errors = new Map();
-  /** @type {Map<string, number>} */ let actions = new Map();
-  /** @type {Map<string, number>} */ let targets = new Map();
-  // Timeline: counts[i] holds bin binOffset + i, bins counted from originMs.
-  /** @type {number[]} */ let counts = [];
-  let binOffset = 0, lastBin = 0, windowEnd = 0, windowSum = 0, maxPerSecond = 0;
-  /** @type {(Delivery | undefined)[]} */ let ring = [];
-  let ringNext = 0;
-
-  function reset() {
-    originMs = Math.floor(now());
-    published = requests = duplicateTargets = untrackedDeliveries = 0;
-    firstAt = lastAt = null;
-    errors = new Map();
-    actions = new Map();
-    targets = new Map();
-    counts = [];
-    binOffset = lastBin = windowEnd = windowSum = maxPerSecond = 0;
-    ring = new Array(RING_SIZE);
-    ringNext = 0;
-  }
-  reset();
-
-  /** @param {number} bin */
-  const countAt = (bin) => (bin >= binOffset && bin - binOffset < counts.length ? counts[bin - binOffset] : 0);
-
-  // Adds one delivery to the timeline and slides the 1-second window to end at its
-  // bin. A window ending at an empty bin never holds more than the window ending at
-  // the last non-empty bin before it, so checking here finds the true maximum.
-  /** @param {number} at */
-  function addToTimeline(at) {
-    const bin = Math.max(lastBin, Math.floor((at - originMs) / BIN_MS));
-    lastBin = bin;
-    if (bin > windowEnd) {
-      if (bin - windowEnd >= WINDOW_BINS) windowSum = 0;
-      else for (let k = windowEnd + 1; k <= bin; k++) windowSum -= countAt(k - WINDOW_BINS);
-      windowEnd = bin;
-    }
-    if (bin - binOffset >= MAX_BINS) {
-      // Drop the oldest quarter-hour at once so the copy is rare.
-      const keepFrom = bin - Math.floor((MAX_BINS * 3) / 4);
-      counts = keepFrom - binOffset >= counts.length ? [] : counts.slice(keepFrom - binOffset);
-      binOffset = keepFrom;
-    }
-    while (counts.length <= bin - binOffset) counts.push(0);
-    counts[bin - binOffset]++;
-    windowSum++;
-    if (windowSum > maxPerSecond) maxPerSecond = windowSum;
-  }
-
-  /** @param {Delivery} entry */
-  const present = (entry) => ({
-    ...entry,
-    message: entry.messageStructure === null ? maybeJson(entry.message) : entry.message,
-    attributes: entry.attributes ?? {}
-  });
-
-  return {
-    reset,
-    /** @param {string} action @param {string | undefined} errorCode */
-    countRequest(action, errorCode) {
-      requests++;
-      actions.set(action, (actions.get(action) ?? 0) + 1);
-      if (errorCode !== undefined) errors.set(errorCode, (errors.get(errorCode) ?? 0) + 1);
-    },
-    /** @param {{ targetArn: string, messageId: string, message: unknown, messageStructure: string | null, attributes: Record<string, MessageAttribute> | null }} delivery */
-    deliver({ targetArn, messageId, message, messageStructure, attributes }) {
-      const at = now();
-      published++;
-      firstAt ??= at;
-      lastAt = at;
-      const seen = targets.get(targetArn);
-      if (seen === undefined) {
-        if (targets.size < MAX_TRACKED_TARGETS) targets.set(targetArn, 1);
-        else untrackedDeliveries++;
-      } else {
-        targets.set(targetArn, seen + 1);
-        if (seen === 1) duplicateTargets++;
-      }
-      addToTimeline(at);
-      // Attributes stay null when absent; present() supplies {} only when read.
-      ring[ringNext] = /** @type {Delivery} */ ({ targetArn, messageId, message, messageStructure, attributes, at });
-      ringNext = (ringNext + 1) % RING_SIZE;
-    },
-    /** @param {string} arn */
-    deliveryCount: (arn) => targets.get(arn) ?? 0,
-    /** @param {string} [arn] @returns {Delivery[]} */
-    deliveries(arn) {
-      const ordered = [...ring.slice(ringNext), ...ring.slice(0, ringNext)];
-      /** @type {Delivery[]} */
-      const found = [];
-      for (const entry of ordered) if (entry && (arn === undefined || entry.targetArn === arn)) found.push(present(entry));
-      return found;
-    },
-    /** @param {{ bins?: boolean }} [options] */
-    stats({ bins = false } = {}) {
-      const spanMs = firstAt !== null && lastAt !== null ? lastAt - firstAt : 0;
-      return {
-        published,
-        distinctTargets: targets.size,
-        duplicateTargets,
-        untrackedDeliveries,
-        errors: Object.fromEntries(errors),
-        requests,
-        actions: Object.fromEntries(actions),
-        firstAt,
-        lastAt,
-        maxPerSecond,
-        // N deliveries evenly spaced at rate r span (N - 1) / r seconds.
-        meanPerSecond: spanMs > 0 ? ((published - 1) * 1000) / spanMs : null,
-        ...(bins ? { bins: { startMs: originMs + binOffset * BIN_MS, binMs: BIN_MS, counts: counts.slice() } } : {})
-      };
-    }
-  };
-}
-
-/**
- * Admits at most `limit` calls in any sliding 1000-ms window. A ring of the last
- * `limit` admission times makes each check O(1): the oldest is the one to beat.
- * @param {number | null} limit
- */
-function createThrottle(limit) {
-  if (limit === null) return { admit: (/** @type {number} */ _t) => true };
-  const times = new Float64Array(limit);
-  let next = 0, admitted = 0;
-  return {
-    /** @param {number} t */
-    admit(t) {
-      if (admitted < limit) admitted++;
-      else if (times[next] > t - 1000) return false;
-      times[next] = t;
-      next = (next + 1) % limit;
-      return true;
-    }
-  };
-}
-
-/** @param {string} text @returns {Record<string, string>} */
-function parseForm(text) {
-  /** @type {Record<string, string>} */
-  const params = Object.create(null);
-  for (const [key, value] of new URLSearchParams(text)) params[key] = value;
-  return params;
-}
-
-/**
- * Reads `Attributes.entry.N.key/value` pairs, as the SDK serializes a map.
- * @param {Record<string, string>} params
- * @returns {Record<string, string> | string} the map, or an error message
- */
-function readAttributeMap(params) {
-  /** @type {Record<string, string>} */
-  const attributes = {};
-  for (let n = 1; params[`Attributes.entry.${n}.key`] !== undefined; n++) {
-    const key = params[`Attributes.entry.${n}.key`];
-    const value = params[`Attributes.entry.${n}.value`] ?? '';
-    if (!ENDPOINT_ATTRIBUTES.has(key)) return `Invalid parameter: Attributes Reason: Invalid attribute name: ${key}`;
-    if (key === 'Enabled' && value !== 'true' && value !== 'false') return 'Invalid parameter: Attributes Reason: Enabled must be true or false';
-    attributes[key] = value;
-  }
-  return attributes;
-}
-
-/** @param {Record<string, string>} params @returns {Record<string, MessageAttribute>} */
-function readMessageAttributes(params) {
-  /** @type {Record<string, MessageAttribute>} */
-  const attributes = {};
-  for (let n = 1; params[`MessageAttributes.entry.${n}.Name`] !== undefined; n++) {
-    const prefix = `MessageAttributes.entry.${n}.Value.`;
-    /** @type {MessageAttribute} */
-    const attribute = { DataType: params[`${prefix}DataType`] ?? '' };
-    if (params[`${prefix}StringValue`] !== undefined) attribute.StringValue = params[`${prefix}StringValue`];
-    if (params[`${prefix}BinaryValue`] !== undefined) attribute.BinaryValue = params[`${prefix}BinaryValue`];
-    attributes[params[`MessageAttributes.entry.${n}.Name`]] = attribute;
-  }
-  return attributes;
-}
-
-/** @param {string} action @param {string} resultXml @returns {Answer} */
-function okAnswer(action, resultXml) {
-  return { status: 200, action, resultXml };
-}
-
-/** @param {string} code @param {string} message @param {number} [status] @returns {Answer} */
-function errorAnswer(code, message, status = 400) {
-  return { status, code, message };
-}
-
-/** @param {string} message */
-const invalid = (message) => errorAnswer('InvalidParameter', message);
-
-/** @param {import('node:http').ServerResponse} res @param {Answer} answer */
-function sendXml(res, answer) {
-  if (res.destroyed) return;
-  // The SDK takes $metadata.requestId from the header, as it does from AWS.
-  const requestId = randomUUID();
-  const metadata = `<ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata>`;
-  // Type is what the SDK reports as $fault: Sender for 4xx, Receiver for 5xx.
-  const body = answer.code === undefined
-    ? `<${answer.action}Response xmlns="${XMLNS}">${answer.resultXml}${metadata}</${answer.action}Response>`
-    : `<ErrorResponse xmlns="${XMLNS}"><Error><Type>${answer.status >= 500 ? 'Receiver' : 'Sender'}</Type>` +
-      `<Code>${escapeXml(answer.code)}</Code><Message>${escapeXml(answer.message ?? '')}</Message></Error>` +
-      `<RequestId>${requestId}</RequestId></ErrorResponse>`;
-  res.writeHead(answer.status, {
-    'content-type': 'text/xml',
-    'content-length': Buffer.byteLength(body),
-    'x-amzn-requestid': requestId
-  });
-  res.end(body);
-}
-
-/** @param {import('node:http').ServerResponse} res @param {number} status @param {unknown} value */
+/** Answers a control API request. @param {import('node:http').ServerResponse} res @param {number} status @param {unknown} value */
 function sendJson(res, status, value) {
   const body = JSON.stringify(value);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -747,75 +309,4 @@ function readBody(req, limit) {
     // An aborted request is never answered; nothing else is left to clean up.
     req.on('error', () => resolve({ text: '', tooLarge: false }));
   });
-}
-
-/** @param {number | LatencyRange} latency */
-function latencyOf(latency) {
-  if (typeof latency === 'number') return latency;
-  return latency.min + Math.random() * (latency.max - latency.min);
-}
-
-/**
- * A small fast PRNG (mulberry32): the same seed gives the same errorShare split.
- * @param {number} seed
- */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A name-based (v5-style) UUID, so an ARN follows from its inputs. @param {string} name */
-function uuidFrom(name) {
-  const hex = createHash('sha256').update(name).digest('hex');
-  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
-/** ARN lists are counted, not logged: endpoint ARNs identify a person's phone. @param {Faults} faults */
-function summarizeFaults(faults) {
-  return { ...faults, disabledEndpoints: faults.disabledEndpoints.length, failEndpoints: Object.keys(faults.failEndpoints).length };
-}
-
-/** @param {unknown} text */
-function maybeJson(text) {
-  if (typeof text !== 'string' || !(text.startsWith('{') || text.startsWith('['))) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-// XML 1.0 cannot carry most control characters even escaped; they become U+FFFD.
-/** @param {string} text */
-function escapeXml(text) {
-  return text.replace(/[<>&"'\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, (c) => XML_ENTITIES[c] ?? '\ufffd');
-}
-/** @type {Record<string, string>} */
-const XML_ENTITIES = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' };
-
-/** @param {string} field @param {string} message */
-function fieldError(field, message) {
-  return Object.assign(new InputError(`invalid fault config: ${message}`), { field });
-}
-
-/** @param {unknown} value @returns {value is Record<string, any>} */
-function isPlainObject(value) {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** @param {unknown} value @param {number} min @param {number} max */
-function isIntegerIn(value, min, max) {
-  return Number.isInteger(value) && /** @type {number} */ (value) >= min && /** @type {number} */ (value) <= max;
-}
-
-/** @param {unknown} value @param {number} min @param {number} max */
-function isNumberIn(value, min, max) {
-  return typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
 }
