@@ -3,6 +3,7 @@
 // large the audience. Validation (--strict, confirmation) happens in a scan
 // pass before anything is stored, so a rejected campaign leaves nothing behind.
 import { readAudience, summarizeAudience } from './audience/audience-reader.js';
+import { PushError } from './errors.js';
 
 /** @typedef {import('./types.js').Segment} Segment */
 /** @typedef {import('./types.js').Device} Device */
@@ -33,6 +34,8 @@ export function scanAudience(source, store) {
  * @param {string} spec.sourceLabel
  * @param {number | null} [spec.maxRate]
  * @param {string} [spec.id]
+ * @param {AbortSignal} [spec.signal] aborts enqueueing (Ctrl-C); the campaign is then marked failed
+ * @param {(campaign: { id: string }) => void} [spec.onCreated] told the id before the first segment is stored
  * @param {object} deps
  * @param {CampaignStore} deps.store
  * @param {import('./types.js').QueueAdapter<Segment>} deps.queue
@@ -44,6 +47,7 @@ export async function launchCampaign(spec, { store, queue, segmentSize, logger }
     id: spec.id, name: spec.name, message: spec.message, source: spec.sourceLabel, maxRate: spec.maxRate ?? null
   });
   const log = logger.child({ campaignId: campaign.id });
+  spec.onCreated?.(campaign);
   const counts = { devices: 0, skipped: 0, duplicates: 0, excluded: 0, segments: 0 };
   /** @type {Segment[]} */
   let segments = [];
@@ -51,6 +55,7 @@ export async function launchCampaign(spec, { store, queue, segmentSize, logger }
   let devices = [];
 
   const flushSegments = async () => {
+    spec.signal?.throwIfAborted();
     if (segments.length === 0) return;
     const queued = segments.reduce((n, s) => n + s.devices.length, 0);
     // Count before enqueueing: a worker may finish a segment before enqueue returns.
@@ -83,11 +88,30 @@ export async function launchCampaign(spec, { store, queue, segmentSize, logger }
     await store.setAudienceCounts(campaign.id, counts);
     await store.markEnqueued(campaign.id, counts.segments);
   } catch (error) {
-    log.error({ err: error, enqueuedDevices: counts.devices }, 'enqueueing failed; campaign marked failed');
-    await store.fail(campaign.id, `enqueueing failed: ${/** @type {Error} */ (error).message}`).catch(() => {});
-    throw error;
+    const reason = `enqueueing failed: ${/** @type {Error} */ (error).message}`;
+    // Workers drop the segments of a failed campaign; without this the part
+    // already queued would be sent and the campaign would never complete.
+    const marked = await store.fail(campaign.id, reason).then(() => true, () => false);
+    log.error({ err: error, enqueuedDevices: counts.devices, marked }, 'enqueueing failed');
+    throw new EnqueueError(campaign.id, marked, reason, { cause: error });
   }
   log.info({ devices: counts.devices, segments: counts.segments, skipped: counts.skipped, duplicates: counts.duplicates,
     excluded: counts.excluded }, 'campaign enqueued');
   return { campaign: await store.require(campaign.id), counts };
+}
+
+/** Enqueueing broke off part-way. `marked` says whether the campaign could be marked failed. */
+export class EnqueueError extends PushError {
+  /**
+   * @param {string} campaignId
+   * @param {boolean} marked
+   * @param {string} message
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(campaignId, marked, message, options) {
+    super(message, options);
+    this.code = 'PUSH_ERR_ENQUEUE';
+    this.campaignId = campaignId;
+    this.marked = marked;
+  }
 }

@@ -170,6 +170,19 @@ export function createCampaignStore(redis, { keyPrefix }) {
     },
 
     /**
+     * Starts a pass over a segment: the new pass owns it from now on, and any
+     * older pass still running (its queue lock lapsed) gets no more tokens.
+     * @param {string} id
+     * @param {number} index
+     * @returns {Promise<string>} the pass id to present when taking tokens
+     */
+    async claimSegment(id, index) {
+      const pass = randomBytes(6).toString('hex');
+      await redis.hset(keys.campaign(id).leases, String(index), pass);
+      return pass;
+    },
+
+    /**
      * Which of a segment's devices already have an outcome (from an earlier delivery of it).
      * @param {string} id
      * @param {number} firstSeq

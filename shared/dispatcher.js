@@ -1,6 +1,6 @@
 // The worker process's parts, wired: segment queue → segment sender → SNS.
 // The entry file (workers/worker.js) only loads config and handles signals.
-import { createRedis, assertRedisReachable } from './redis.js';
+import { createRedis, assertRedisReachable, warnIfNotPersistent } from './redis.js';
 import { createCampaignStore } from './campaign-store.js';
 import { createTokenBucket } from './token-bucket.js';
 import { createSnsClient } from './sns-client.js';
@@ -17,6 +17,7 @@ import { createSegmentQueue } from './queue/create-queue.js';
 export async function startDispatcher(config, logger) {
   const redis = createRedis(config.redisUrl, { name: 'pushpace:worker' });
   await assertRedisReachable(redis, config.redisUrl);
+  await warnIfNotPersistent(redis, logger);
   const store = createCampaignStore(redis, config);
   const bucket = createTokenBucket(redis, config);
   const sns = createSnsClient(config.sns, { maxSockets: config.publishConcurrency });

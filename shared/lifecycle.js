@@ -21,8 +21,8 @@ import { exitCodeFor } from './errors.js';
 export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, start) {
   if (processes > 1 && cluster.isPrimary) return runPrimary(logger, processes, shutdownTimeoutMs);
 
-  /** @type {Running | null} */
-  let running = null;
+  /** @type {Promise<Running> | null} */
+  let starting = null;
   let stopping = false;
   /** @param {string} signal */
   const shutdown = async (signal) => {
@@ -35,9 +35,10 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
     }, shutdownTimeoutMs);
     timer.unref();
     try {
+      // A signal during start-up waits for it: the consumer may already hold work to hand back.
+      const running = await starting?.catch(() => null);
       await running?.close();
       logger.info('stopped cleanly');
-      logger.flush?.();
       process.exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
@@ -47,13 +48,13 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  starting = start();
   try {
-    running = await start();
+    await starting;
   } catch (error) {
     logger.fatal({ err: error }, /** @type {Error} */ (error).message);
     process.exit(exitCodeFor(error));
   }
-  if (stopping) await running.close();
 }
 
 /**
@@ -63,10 +64,13 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
  */
 function runPrimary(logger, processes, shutdownTimeoutMs) {
   let stopping = false;
+  let exitCode = 0;
   for (let i = 0; i < processes; i++) cluster.fork();
   cluster.on('exit', (child, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      // The dyno's exit code says whether every child stopped cleanly.
+      if (code !== 0) exitCode = 1;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       return;
     }
     // A child that dies on its own is replaced, after a pause so a crash loop cannot spin.

@@ -7,15 +7,17 @@ import { redactUrl } from '../config/index.js';
 import { UnavailableError } from './errors.js';
 
 const SCRIPTS = {
-  takeTokens: { file: 'take-tokens.lua', keys: 2 },
+  takeTokens: { file: 'take-tokens.lua', keys: 3 },
   recordOutcomes: { file: 'record-outcomes.lua', keys: 4 },
   finishSegment: { file: 'finish-segment.lua', keys: 2 },
-  setState: { file: 'set-state.lua', keys: 1 }
+  setState: { file: 'set-state.lua', keys: 1 },
+  setRate: { file: 'set-rate.lua', keys: 1 }
 };
 
 /**
  * @typedef {Redis & {
- *   takeTokens(bucket: string, campaign: string, want: number, rate: number, burst: number): Promise<[number, number, string, number]>,
+ *   takeTokens(bucket: string, campaign: string, leases: string, want: number, rate: number, burst: number, segment: number | '', pass: string): Promise<[number, number, string, number]>,
+ *   setRate(bucket: string, rate: number, burst: number): Promise<number>,
  *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
  *   finishSegment(campaign: string, segments: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
  *   setState(campaign: string, state: string, ...from: string[]): Promise<string>
@@ -70,6 +72,25 @@ export async function assertRedisReachable(redis, url, timeoutMs = 3000) {
 }
 
 /**
+ * Logs a warning when Redis keeps nothing on disk: a restart would then lose
+ * queued segments and campaign state. Managed Redis often forbids CONFIG; then
+ * nothing is said.
+ * @param {Redis} redis
+ * @param {import('pino').Logger} logger
+ */
+export async function warnIfNotPersistent(redis, logger) {
+  try {
+    const [, appendonly] = /** @type {string[]} */ (await redis.config('GET', 'appendonly'));
+    const [, save] = /** @type {string[]} */ (await redis.config('GET', 'save'));
+    if (appendonly !== 'yes' && !save) {
+      logger.warn('Redis has neither AOF nor snapshots enabled: a Redis restart loses queued segments and campaign progress');
+    }
+  } catch {
+    // CONFIG is disabled: nothing to check.
+  }
+}
+
+/**
  * The key layout. Names only; nothing here talks to Redis.
  * @param {string} prefix KEY_PREFIX
  */
@@ -88,6 +109,7 @@ export function redisKeys(prefix) {
         hash: base,
         outcomes: `${base}:outcomes`,
         failures: `${base}:failures`,
+        leases: `${base}:leases`,
         segments: `${base}:segments`
       };
     }

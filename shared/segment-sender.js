@@ -2,22 +2,26 @@
 // to SNS with bounded concurrency and records each device's outcome once.
 //
 // Each device is sent at most once per campaign: outcomes already recorded (by an
-// earlier delivery of this segment) are skipped, and outcomes are flushed as sends
-// complete, so after a crash only the sends in flight can go out twice.
+// earlier pass over this segment) are skipped, outcomes are written as sends
+// complete, and a pass whose queue lock lapsed is fenced off by a lease checked
+// on every token take. So after a crash only the sends in flight can go out twice.
 import { TransientError } from './errors.js';
 import { publish } from './sns-client.js';
 import { createRenderer } from './message.js';
+import { createOutcomeRecorder } from './outcome-recorder.js';
 
 /** @typedef {import('./types.js').Segment} Segment */
-/** @typedef {import('./types.js').SendOutcome} SendOutcome */
 /** @typedef {import('./types.js').HandlerResult} HandlerResult */
 /** @typedef {import('./campaign-store.js').CampaignStore} CampaignStore */
 /** @typedef {import('./token-bucket.js').TokenBucket} TokenBucket */
 /** @typedef {import('@aws-sdk/client-sns').SNSClient} SNSClient */
+/** @typedef {{ i: number, attempts: number, throttles: number, notBefore: number }} PendingSend */
 
 // Asking Redis for tokens more often than this buys nothing: the bucket refills
 // continuously, so a short wait just collects a larger grant in one round trip.
 const MIN_TAKE_INTERVAL_MS = 25;
+// No sleep is longer than this, so a raised rate or a stop is noticed quickly.
+const MAX_SLEEP_MS = 250;
 const PAUSED_RECHECK_MS = 2000;
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 5000;
@@ -63,139 +67,149 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       return;
     }
     const render = rendererFor(campaignId, campaign.message);
+    const lease = { segment: index, pass: await store.claimSegment(campaignId, index) };
     const done = await store.doneFlags(campaignId, firstSeq, devices.length);
 
-    /** @type {{ i: number, attempts: number, notBefore: number }[]} */
+    /** @type {PendingSend[]} */
     let pending = [];
-    for (let i = 0; i < devices.length; i++) if (!done[i]) pending.push({ i, attempts: 0, notBefore: 0 });
+    for (let i = 0; i < devices.length; i++) if (!done[i]) pending.push({ i, attempts: 0, throttles: 0, notBefore: 0 });
     const skippedAsDone = devices.length - pending.length;
-
-    /** @type {SendOutcome[]} */
-    let unflushed = [];
-    /** @type {Promise<unknown> | null} */
-    let flushing = null;
+    /** @type {PendingSend[]} devices whose transient errors outlasted this pass's attempts */
+    const exhausted = [];
+    const outcomes = createOutcomeRecorder(store, campaignId, log);
+    const counts = { delivered: 0, disabled: 0, failed: 0, throttled: 0, transient: 0 };
     let inFlight = 0;
-    let unresolved = 0; // devices that ran out of attempts on throttling or transient errors
     let halt = /** @type {string | null} */ (null);
-    let counts = { delivered: 0, disabled: 0, failed: 0, retried: 0 };
-
     let wake = () => {};
     const wakeUp = () => wake();
     wakers.add(wakeUp);
 
-    const flush = () => {
-      if (flushing || unflushed.length === 0) return flushing;
-      const batch = unflushed;
-      unflushed = [];
-      const pass = store.recordOutcomes(campaignId, batch)
-        .catch((error) => {
-          // Keep them for the next flush; if Redis stays away the segment fails and is retried.
-          unflushed.push(...batch);
-          throw error;
-        })
-        .finally(() => { flushing = null; });
-      pass.catch(() => {});
-      flushing = pass;
-      return pass;
-    };
+    /** @param {number} ms resolves after ms, or sooner when a send completes or stop() is called */
+    const sleep = (ms) => new Promise((resolve) => {
+      const timer = ms === Infinity ? undefined : setTimeout(resolve, Math.max(1, Math.min(ms, MAX_SLEEP_MS)));
+      wake = () => { clearTimeout(timer); resolve(undefined); };
+    }).finally(() => { wake = () => {}; });
 
-    /** @param {{ i: number, attempts: number, notBefore: number }} item */
-    const launch = (item) => {
-      const device = devices[item.i];
-      const { message, attributes } = render(device.platform, device.locale);
+    /** @param {PendingSend} item */
+    const launch = async (item) => {
       inFlight++;
-      publish(sns, { targetArn: device.endpointArn, message, attributes }).then((result) => {
-        inFlight--;
+      const device = devices[item.i];
+      try {
+        const { message, attributes } = render(device.platform, device.locale);
+        const result = await publish(sns, { targetArn: device.endpointArn, message, attributes });
         const seq = firstSeq + item.i;
         if (result.kind === 'delivered' || result.kind === 'disabled' || result.kind === 'permanent') {
           const outcome = result.kind === 'permanent' ? 'failed' : result.kind;
-          unflushed.push({ seq, endpointArn: device.endpointArn, outcome, messageId: result.messageId, reason: result.reason });
+          outcomes.add({ seq, endpointArn: device.endpointArn, outcome, messageId: result.messageId, reason: result.reason });
           counts[outcome]++;
           if (result.kind === 'delivered') throttle.succeeded();
+        } else if (result.kind === 'throttled') {
+          // Backpressure, not failure: it never uses up the device's attempts.
+          throttle.throttled();
+          counts.throttled++;
+          item.throttles++;
+          item.notBefore = Date.now() + backoff(item.throttles);
+          pending.push(item);
         } else {
-          if (result.kind === 'throttled') throttle.throttled();
-          item.attempts++;
-          counts.retried++;
-          if (item.attempts >= config.sendAttempts) {
-            unresolved++;
-            log.warn({ reason: result.reason, attempts: item.attempts }, 'send attempts used up; the segment will be retried');
-          } else {
-            item.notBefore = Date.now() + backoff(item.attempts);
-            pending.push(item);
-          }
+          retryLater(item, result.reason);
         }
+      } catch (error) {
+        // A bug in rendering or bookkeeping must not strand the device or crash the process.
+        log.error({ err: error }, 'send failed unexpectedly');
+        retryLater(item, /** @type {Error} */ (error).message);
+      } finally {
+        inFlight--;
         wake();
-      });
+      }
     };
 
+    /** @param {PendingSend} item @param {string | undefined} reason */
+    const retryLater = (item, reason) => {
+      counts.transient++;
+      item.attempts++;
+      if (item.attempts >= config.sendAttempts) {
+        exhausted.push(item);
+        if (exhausted.length === 1) log.warn({ reason, attempts: item.attempts }, 'send attempts used up; the segment will be retried');
+      } else {
+        item.notBefore = Date.now() + backoff(item.attempts);
+        pending.push(item);
+      }
+    };
+
+    /** @type {unknown} */
+    let loopError = null;
     try {
       let nextTakeAt = 0;
-      while (true) {
+      while (pending.length > 0 || inFlight > 0) {
         if (stopping) { halt = 'stopping'; break; }
         const now = Date.now();
         const limit = throttle.limit(slotsPerSegment);
         const free = limit - inFlight;
         const ready = pending.filter((p) => p.notBefore <= now);
-        if (pending.length === 0 && inFlight === 0) break;
 
         let waitMs = Infinity;
         // Take tokens in batches: when a quarter of the slots are free, or nothing is in flight.
-        if (ready.length > 0 && free > 0 && (free >= Math.ceil(limit / 4) || inFlight === 0) && now >= nextTakeAt) {
+        const worthTaking = ready.length > 0 && free > 0 && (free >= Math.ceil(limit / 4) || inFlight === 0);
+        if (worthTaking && now >= nextTakeAt) {
           const want = Math.min(ready.length, free);
-          const grant = await bucket.take(campaignId, want);
+          const grant = await bucket.take(campaignId, want, lease);
           if (grant.state !== 'running') { halt = grant.state; break; }
-          const launched = new Set(ready.slice(0, grant.granted));
-          if (launched.size > 0) {
+          if (grant.granted > 0) {
+            const launched = new Set(ready.slice(0, grant.granted));
             pending = pending.filter((p) => !launched.has(p));
-            for (const item of launched) launch(item);
+            for (const item of launched) void launch(item);
           }
           if (grant.granted < want) {
             nextTakeAt = Date.now() + Math.max(grant.waitMs, MIN_TAKE_INTERVAL_MS);
             waitMs = nextTakeAt - Date.now();
           }
-        } else if (ready.length > 0 && free > 0 && now < nextTakeAt) {
+        } else if (worthTaking) {
           waitMs = nextTakeAt - now;
         }
         if (ready.length < pending.length) {
-          const soonest = Math.min(...pending.filter((p) => p.notBefore > now).map((p) => p.notBefore));
+          let soonest = Infinity;
+          for (const p of pending) if (p.notBefore > now && p.notBefore < soonest) soonest = p.notBefore;
           waitMs = Math.min(waitMs, soonest - now);
         }
-        flush();
-        if (inFlight > 0 || waitMs !== Infinity) {
-          await new Promise((resolve) => {
-            const timer = waitMs === Infinity ? undefined : setTimeout(resolve, Math.max(1, waitMs));
-            wake = () => { clearTimeout(timer); resolve(undefined); };
-          });
-          wake = () => {};
-        }
+        outcomes.flushSoon();
+        if (inFlight > 0 || waitMs !== Infinity) await sleep(waitMs);
       }
-      // Let what is in flight land, then record it, whatever made us stop.
-      while (inFlight > 0) {
-        await new Promise((resolve) => { wake = () => resolve(undefined); });
-        wake = () => {};
-      }
-      while (flushing || unflushed.length > 0) await (flush() ?? flushing);
+    } catch (error) {
+      loopError = error; // Redis went away mid-pass: still land what is in flight first
     } finally {
       wakers.delete(wakeUp);
     }
+    // Whatever made us stop, let the sends in flight land and record them, so a
+    // retry of this segment does not send them again.
+    while (inFlight > 0) await sleep(Infinity);
+    await outcomes.drain();
+    if (loopError) throw loopError;
 
     const sent = counts.delivered + counts.disabled + counts.failed;
     log.debug({ ...counts, skippedAsDone, halt }, 'segment pass finished');
-
-    if (halt === 'stopping') return { deferMs: 0 };
-    if (halt === 'paused') return { deferMs: PAUSED_RECHECK_MS };
-    if (halt === 'cancelled' || halt === 'failed') {
-      const dropped = pending.length;
-      await store.finishSegment(campaignId, index, dropped);
-      log.info({ dropped, sent }, `segment dropped: campaign ${halt}`);
-      return;
+    switch (halt) {
+      case 'stopping':
+        return { deferMs: 0 };
+      case 'paused':
+        return { deferMs: PAUSED_RECHECK_MS };
+      case 'superseded':
+        log.warn({ sent }, 'segment taken over by another pass (this worker stalled); stopped sending');
+        return;
+      case 'cancelled':
+      case 'failed': {
+        const dropped = pending.length + exhausted.length;
+        await store.finishSegment(campaignId, index, dropped);
+        log.info({ dropped, sent }, `segment dropped: campaign ${halt}`);
+        return;
+      }
+      case null:
+        break;
+      default:
+        log.warn({ state: halt }, 'segment dropped: campaign is not running');
+        return;
     }
-    if (halt !== null && halt !== 'running') {
-      log.warn({ state: halt }, 'segment dropped: campaign is not running');
-      return;
-    }
-    if (unresolved > 0) {
-      throw new TransientError(`${unresolved} of ${devices.length} devices could not be sent after ${config.sendAttempts} attempts (throttled or SNS unavailable)`);
+    if (exhausted.length > 0) {
+      throw new TransientError(`${exhausted.length} of ${devices.length} devices could not be sent after ${config.sendAttempts} attempts (SNS unavailable)`);
     }
     await store.finishSegment(campaignId, index, 0);
     log.info({ ...counts, skippedAsDone, size: devices.length }, 'segment sent');

@@ -23,14 +23,17 @@ export function createTokenBucket(redis, { keyPrefix, sendRate, sendBurst }) {
 
   return {
     /**
-     * Takes up to `want` tokens for a campaign in one round trip.
+     * Takes up to `want` tokens for a campaign in one round trip. With a lease,
+     * nothing is granted once another pass has claimed the segment.
      * @param {string} campaignId
      * @param {number} want
+     * @param {{ segment: number, pass: string }} [lease]
      * @returns {Promise<Grant>}
      */
-    async take(campaignId, want) {
+    async take(campaignId, want, lease) {
+      const k = keys.campaign(campaignId);
       const [granted, waitMs, state, rateMilli] = await redis.takeTokens(
-        keys.bucket, keys.campaign(campaignId).hash, want, sendRate, sendBurst);
+        keys.bucket, k.hash, k.leases, want, sendRate, sendBurst, lease?.segment ?? '', lease?.pass ?? '');
       return { granted, waitMs, state, rate: rateMilli / 1000 };
     },
 
@@ -53,10 +56,7 @@ export function createTokenBucket(redis, { keyPrefix, sendRate, sendBurst }) {
       if (!(Number.isFinite(rate) && rate >= 0)) throw new InputError(`rate must be a number of sends per second ≥ 0, got ${rate}`);
       const newBurst = burst ?? Math.max(1, Math.ceil(rate * 0.05));
       if (!(Number.isInteger(newBurst) && newBurst >= 1)) throw new InputError(`burst must be a whole number ≥ 1, got ${burst}`);
-      // Cap the stored tokens at the new burst, so lowering the burst takes effect now.
-      const tokens = await redis.hget(keys.bucket, 'tokens');
-      const capped = tokens === null ? newBurst : Math.min(Number(tokens), newBurst);
-      await redis.hset(keys.bucket, 'rate', rate, 'burst', newBurst, 'tokens', capped);
+      await redis.setRate(keys.bucket, rate, newBurst);
       return { rate, burst: newBurst };
     }
   };

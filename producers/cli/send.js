@@ -4,7 +4,9 @@ import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { InputError } from '../../shared/errors.js';
 import { parseMessage } from '../../shared/message.js';
-import { scanAudience, launchCampaign } from '../../shared/campaign-launcher.js';
+import { scanAudience, launchCampaign, EnqueueError } from '../../shared/campaign-launcher.js';
+import { createRedis } from '../../shared/redis.js';
+import { createCampaignStore } from '../../shared/campaign-store.js';
 import { estimateSeconds } from '../../shared/campaign-progress.js';
 import { createSegmentQueue } from '../../shared/queue/create-queue.js';
 import { openAudienceSource } from '../../shared/audience/open-source.js';
@@ -65,22 +67,52 @@ export async function send(ctx, options, io) {
     }
 
     const queue = createSegmentQueue(ctx.config, ctx.logger);
+    // Ctrl-C while enqueueing stops it and marks the campaign failed, so nothing half-queued is sent.
+    const abort = new AbortController();
+    const interrupt = () => abort.abort(new Error('interrupted'));
+    process.once('SIGINT', interrupt).once('SIGTERM', interrupt);
     try {
       const { campaign } = await launchCampaign({
-        source: source.source, message, name: options.name ?? basename(options.message), sourceLabel: source.label, maxRate
+        source: source.source, message, name: options.name ?? basename(options.message), sourceLabel: source.label, maxRate,
+        signal: abort.signal,
+        onCreated: ({ id }) => { if (!options.json) io.stderr.write(`campaign ${id}: enqueueing ${formatCount(summary.devices)} devices...\n`); }
       }, { store: ctx.store, queue, segmentSize: ctx.config.segmentSize, logger: ctx.logger });
       io.stdout.write(options.json
         ? JSON.stringify({ id: campaign.id, devices: campaign.total, skipped: campaign.skipped, duplicates: campaign.duplicates,
           disabled: campaign.excluded, rate: effectiveRate, estimatedSeconds: estimateSeconds(campaign.total, effectiveRate) }) + '\n'
         : `${campaign.id}\n`);
       if (!options.json) io.stderr.write(`campaign ${campaign.id}: ${formatCount(campaign.total)} devices enqueued; follow it with: pushctl status ${campaign.id} --watch\n`);
+    } catch (error) {
+      if (error instanceof EnqueueError) await reportEnqueueFailure(error, ctx.config.redisUrl, ctx.config);
+      throw error;
     } finally {
-      await queue.close();
+      process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
+      await queue.close().catch(() => {});
     }
     return 0;
   } finally {
     await source.close();
   }
+}
+
+/**
+ * Makes sure a half-enqueued campaign is failed (workers then drop it), trying a
+ * fresh connection when pushctl's own is gone, and says what to do if that fails too.
+ * @param {EnqueueError} error
+ * @param {string} redisUrl
+ * @param {{ keyPrefix: string }} config
+ */
+async function reportEnqueueFailure(error, redisUrl, config) {
+  if (!error.marked) {
+    const redis = createRedis(redisUrl, { name: 'pushpace:pushctl-recovery' });
+    const timeout = setTimeout(() => redis.disconnect(), 5000);
+    error.marked = await createCampaignStore(redis, config).fail(error.campaignId, error.message).then(() => true, () => false);
+    clearTimeout(timeout);
+    redis.disconnect();
+  }
+  error.message = error.marked
+    ? `${error.message}; campaign ${error.campaignId} was marked failed and nothing more of it will be sent`
+    : `${error.message}; campaign ${error.campaignId} may be partly queued: once Redis is back, run: pushctl cancel ${error.campaignId}`;
 }
 
 /** @param {string} path */

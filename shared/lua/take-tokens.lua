@@ -4,22 +4,31 @@
 
   KEYS[1] global bucket hash     { rate, burst, tokens, ts, granted }
   KEYS[2] campaign hash          { state, maxRate, capTokens, capTs }
+  KEYS[3] campaign leases hash   segment index -> id of the pass that owns it
   ARGV[1] want                   tokens asked for (> 0)
   ARGV[2] default rate           sends/s, used only when the bucket has none yet
   ARGV[3] default burst          tokens, likewise
+  ARGV[4] segment index          '' when the caller holds no segment lease
+  ARGV[5] pass id                the caller's lease on that segment
 
   Returns { granted, waitMs, state, rateMilli }
     granted    tokens taken (0..want); 0 whenever the campaign is not running
     waitMs     when granted < want: ms until the next whole token is due
-    state      the campaign's state ('missing' when it has no hash)
+    state      the campaign's state ('missing' when it has no hash), or
+               'superseded' when another pass has taken the segment over
     rateMilli  the effective rate x 1000 (Lua numbers become integers on return)
 
   Time comes from the Redis server, so worker clocks that disagree cannot
-  mint extra tokens.
+  mint extra tokens. The lease check fences a pass whose queue lock lapsed
+  (a stalled worker): once another pass owns the segment, the old one gets no
+  more tokens, so it can resend at most what it already had in flight.
 ]]
 local state = redis.call('HGET', KEYS[2], 'state')
 if state ~= 'running' then
   return { 0, 0, state or 'missing', 0 }
+end
+if ARGV[4] ~= '' and redis.call('HGET', KEYS[3], ARGV[4]) ~= ARGV[5] then
+  return { 0, 0, 'superseded', 0 }
 end
 
 local t = redis.call('TIME')

@@ -47,7 +47,8 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
           attempts,
           backoff: { type: 'exponential', delay: backoffMs },
           removeOnComplete: true,
-          removeOnFail: true
+          // Only a failed dead-letter copy lands here (see below); keep it for a week to look at.
+          removeOnFail: { age: 7 * 24 * 3600 }
         }
       })));
     },
@@ -66,9 +67,12 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
           // Last attempt, or retrying cannot help: dead-letter it here, inside the
           // job, so the copy is made before the job is acked and cannot be lost.
           const reason = /** @type {Error} */ (error).message;
-          await deadQueue.add('dead', { payload: job.data, reason, attempts: attempt, failedAt: Date.now() }, { removeOnComplete: false });
+          await withRetries(async () => {
+            await deadQueue.add('dead', { payload: job.data, reason, attempts: attempt, failedAt: Date.now() },
+              { jobId: job.id, removeOnComplete: false });
+            await onDeadLetter?.(job.data, /** @type {Error} */ (error));
+          });
           logger.error({ queue: name, jobId: job.id, attempt, reason }, 'item dead-lettered');
-          await onDeadLetter?.(job.data, /** @type {Error} */ (error));
           return;
         }
         if (result && typeof result.deferMs === 'number') {
@@ -104,4 +108,20 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
       await Promise.allSettled([producerConnection.quit(), workerConnection?.quit()]);
     }
   };
+}
+
+/**
+ * Runs `work` up to 4 times, 1 s apart: dead-lettering must not be lost to a
+ * blip, or the item would vanish with nobody told.
+ * @param {() => Promise<void>} work
+ */
+async function withRetries(work) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= 4) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }

@@ -19,6 +19,9 @@ export function createSegmentQueue(config, logger) {
     prefix: redisKeys(config.keyPrefix).bullPrefix,
     name: SEGMENT_QUEUE,
     attempts: config.segmentAttempts,
+    // 5, 10, 20, 40 s...: with the sender's own retries, an SNS outage of a couple
+    // of minutes delays a campaign instead of failing its devices.
+    backoffMs: 5000,
     lockMs: config.segmentLockMs,
     // One job per campaign segment, however often an enqueue is retried.
     idOf: (segment) => `${segment.campaignId}.${segment.index}`,

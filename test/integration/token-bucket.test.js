@@ -96,3 +96,13 @@ test('a campaign completes once every segment is enqueued and finished, counting
   assert.ok(campaign.finishedAt);
   await assert.rejects(store.pause(id), /is completed/);
 });
+
+test('a pass whose segment was claimed by a newer pass gets no more tokens', async () => {
+  const { store, bucket, id } = await setup({ sendRate: 1000, sendBurst: 50 });
+  const first = { segment: 3, pass: await store.claimSegment(id, 3) };
+  assert.ok((await bucket.take(id, 5, first)).granted > 0);
+  const second = { segment: 3, pass: await store.claimSegment(id, 3) };
+  assert.deepEqual(await bucket.take(id, 5, first), { granted: 0, waitMs: 0, state: 'superseded', rate: 0 });
+  assert.equal((await bucket.take(id, 5, second)).state, 'running');
+  assert.equal((await bucket.take(id, 5, { segment: 4, pass: 'never-claimed' })).state, 'superseded');
+});
