@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { deletePrefix } from '../shared/redis.js';
 import { runNode, startNode, emulatorStats, resetEmulator, median } from './support.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -80,11 +81,6 @@ function rateOf(stats) {
 /** @param {string} prefix */
 export async function dropPrefix(prefix) {
   const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 5000);
-    if (keys.length) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deletePrefix(redis, prefix);
   redis.disconnect();
 }

@@ -91,6 +91,21 @@ export async function warnIfNotPersistent(redis, logger) {
 }
 
 /**
+ * Deletes every key of a KEY_PREFIX: ours and BullMQ's, which share the hash tag.
+ * For tests, benchmarks and tearing down an environment; never called by the app.
+ * @param {Redis} redis
+ * @param {string} prefix
+ */
+export async function deletePrefix(redis, prefix) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 5000);
+    if (keys.length) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+/**
  * The key layout. Names only; nothing here talks to Redis.
  * @param {string} prefix KEY_PREFIX
  */

@@ -2,48 +2,22 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import {
-  uniquePrefix, dropPrefix, startEmulator, testEnv, startWorker, pushctl, waitForFinish, makeAudience, makeMessage,
-  deviceArn, REDIS_URL
-} from '../support/harness.js';
+import { startStack, waitForFinish, deviceArn, REDIS_URL } from '../support/harness.js';
 
 const DEVICES = 2000;
-/** @type {Awaited<ReturnType<typeof startEmulator>>} */
-let sns;
-/** @type {Awaited<ReturnType<typeof makeAudience>>} */
-let audience;
-/** @type {string} */
-let message;
-const prefix = uniquePrefix();
-/** @type {Record<string, string>} */
-let env;
-/** @type {Awaited<ReturnType<typeof startWorker>>} */
-let worker;
+/** @type {Awaited<ReturnType<typeof startStack>>} */
+let stack;
 
 before(async () => {
-  sns = await startEmulator();
-  audience = await makeAudience(DEVICES);
-  message = await makeMessage(audience.dir);
-  env = testEnv({ prefix, snsUrl: sns.url, SEND_RATE: 1000, SEGMENT_SIZE: 200, SEND_ATTEMPTS: 6 });
-  worker = await startWorker(env);
+  stack = await startStack({ devices: DEVICES, settings: { SEND_RATE: 1000, SEGMENT_SIZE: 200, SEND_ATTEMPTS: 6 } });
 });
-
-after(async () => {
-  await worker.stop();
-  await sns.emulator.close();
-  await audience.remove();
-  await dropPrefix(prefix);
-});
+after(() => stack.close());
 
 /** Sends the test audience with the given faults and returns status and emulator stats. @param {object} faults */
 async function sendWith(faults, extraArgs = /** @type {string[]} */ ([])) {
-  sns.emulator.reset();
-  sns.emulator.setFaults(faults);
-  const sent = await pushctl(['send', '--audience', audience.path, '--message', message, '--yes', '--json', ...extraArgs], env);
-  assert.equal(sent.code, 0, sent.stderr);
-  const { id } = JSON.parse(sent.stdout);
-  const status = await waitForFinish(id, env, 60_000);
-  return { id, status, stats: sns.emulator.stats(), sent: JSON.parse(sent.stdout) };
+  const sent = await stack.send(extraArgs, faults);
+  const status = await waitForFinish(sent.id, stack.env, 60_000);
+  return { id: sent.id, status, stats: stack.emulator.stats(), sent };
 }
 
 test('disabled endpoints: marked disabled, never retried, left out of the next campaign', async () => {
@@ -58,7 +32,7 @@ test('disabled endpoints: marked disabled, never retried, left out of the next c
 
   const redis = new Redis(REDIS_URL);
   try {
-    assert.equal(await redis.scard(`{${prefix}}:endpoints:disabled`), 37);
+    assert.equal(await redis.scard(`{${stack.prefix}}:endpoints:disabled`), 37);
   } finally {
     redis.disconnect();
   }
@@ -97,7 +71,7 @@ test('permanent errors fail the device with the reason and are not retried', asy
   assert.equal(stats.errors.InvalidParameter, 5);
   const redis = new Redis(REDIS_URL);
   try {
-    const failures = (await redis.lrange(`{${prefix}}:campaign:${id}:failures`, 0, -1)).map((row) => JSON.parse(row));
+    const failures = (await redis.lrange(`{${stack.prefix}}:campaign:${id}:failures`, 0, -1)).map((row) => JSON.parse(row));
     assert.deepEqual(failures.map((f) => f.endpointArn).sort(), [...broken].sort());
     assert.match(failures[0].reason, /InvalidParameter/);
   } finally {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createSnsEmulator } from '../../emulator/sns-emulator.js';
+import { deletePrefix } from '../../shared/redis.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -24,12 +25,7 @@ export const uniquePrefix = () => `t-${randomUUID().slice(0, 8)}`;
 export async function dropPrefix(prefix) {
   const redis = new Redis(REDIS_URL);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deletePrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
@@ -181,4 +177,38 @@ export async function makeMessage(dir, message = { title: 'Sale', body: 'Everyth
   const path = join(dir, 'message.json');
   await writeFile(path, JSON.stringify(message));
   return path;
+}
+
+/**
+ * The usual fixture: an emulator, an audience of `devices` with a message, a key
+ * prefix and `workers` worker processes. `send(args)` runs pushctl send on the
+ * audience (after resetting the emulator) and returns the parsed --json answer.
+ * @param {{ devices: number, workers?: number, settings?: Record<string, string | number> }} options
+ */
+export async function startStack({ devices, workers = 1, settings = {} }) {
+  const sns = await startEmulator();
+  const audience = await makeAudience(devices);
+  const message = await makeMessage(audience.dir);
+  const prefix = uniquePrefix();
+  const env = testEnv({ prefix, snsUrl: sns.url, ...settings });
+  /** @type {Awaited<ReturnType<typeof startWorker>>[]} */
+  const running = [];
+  for (let i = 0; i < workers; i++) running.push(await startWorker(env));
+  return {
+    sns, emulator: sns.emulator, audience, message, prefix, env, workers: running,
+    /** @param {string[]} [extraArgs] @param {object} [faults] emulator faults for this campaign */
+    async send(extraArgs = [], faults = {}) {
+      sns.emulator.reset();
+      sns.emulator.setFaults(faults);
+      const sent = await pushctl(['send', '--audience', audience.path, '--message', message, '--yes', '--json', ...extraArgs], env);
+      if (sent.code !== 0) throw new Error(`pushctl send exited ${sent.code}: ${sent.stderr}`);
+      return /** @type {{ id: string, devices: number, disabled: number }} */ (JSON.parse(sent.stdout));
+    },
+    async close() {
+      await Promise.all(running.map((w) => w.stop()));
+      await sns.emulator.close();
+      await audience.remove();
+      await dropPrefix(prefix);
+    }
+  };
 }
