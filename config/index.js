@@ -22,11 +22,18 @@ export const DEFAULTS = Object.freeze({
   SEGMENT_LOCK_MS: 30_000,
   CONFIRM_THRESHOLD: 10_000,
   SNS_EMULATOR_PORT: 9911,
-  SHUTDOWN_TIMEOUT_MS: 25_000
+  SHUTDOWN_TIMEOUT_MS: 25_000,
+  TRANSACTIONAL_SHARE: 0.1,
+  EVENTS_EXCHANGE: 'pushpace.events',
+  EVENTS_ROUTING_KEYS: 'notification.#',
+  EVENTS_QUEUE: 'pushpace.ingest',
+  INGEST_CONCURRENCY: 16,
+  EVENT_DEDUPE_HOURS: 168,
+  TEMPLATES_DIR: 'templates'
 });
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const QUEUE_BACKENDS = ['bullmq'];
+const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
 const AWS_CREDENTIAL_VARS = [
   'AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE',
@@ -69,7 +76,18 @@ export function loadConfig(env) {
     confirmThreshold: read.integer('CONFIRM_THRESHOLD', { min: 0, max: 1_000_000_000 }),
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', { min: 1000, max: 3_600_000 }),
     emulatorPort,
-    logLevel: /** @type {import('pino').LevelWithSilent} */ (logLevel)
+    logLevel: /** @type {import('pino').LevelWithSilent} */ (logLevel),
+    // Share of the bucket's burst kept for transactional sends, which also get first claim on the rest.
+    transactionalShare: read.number('TRANSACTIONAL_SHARE', { min: 0, max: 1 }),
+    events: Object.freeze({
+      exchange: read.string('EVENTS_EXCHANGE', /^[A-Za-z0-9_.:-]{1,255}$/, 'an exchange name (letters, digits, "_", ".", ":" or "-")'),
+      routingKeys: read.string('EVENTS_ROUTING_KEYS', /^[A-Za-z0-9_.*#-]+(,[A-Za-z0-9_.*#-]+)*$/, 'comma-separated routing key patterns such as notification.#')
+        .split(','),
+      queue: read.string('EVENTS_QUEUE', /^[A-Za-z0-9_.:-]{1,255}$/, 'a queue name (letters, digits, "_", ".", ":" or "-")'),
+      concurrency: read.integer('INGEST_CONCURRENCY', { min: 1, max: 1000 }),
+      dedupeHours: read.integer('EVENT_DEDUPE_HOURS', { min: 1, max: 24 * 365 }),
+      templatesDir: read.string('TEMPLATES_DIR', /^.{1,4096}$/, 'a directory path')
+    })
   });
 }
 

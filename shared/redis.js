@@ -16,7 +16,7 @@ const SCRIPTS = {
 
 /**
  * @typedef {Redis & {
- *   takeTokens(bucket: string, campaign: string, leases: string, want: number, rate: number, burst: number, segment: number | '', pass: string): Promise<[number, number, string, number]>,
+ *   takeTokens(bucket: string, lane: string, leases: string, want: number, rate: number, burst: number, segment: number | '', pass: string, laneName: 'c' | 't', share: number): Promise<[number, number, string, number]>,
  *   setRate(bucket: string, rate: number, burst: number): Promise<number>,
  *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
  *   finishSegment(campaign: string, segments: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,

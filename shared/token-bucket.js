@@ -16,9 +16,9 @@ import { redisKeys } from './redis.js';
 
 /**
  * @param {PushRedis} redis
- * @param {{ keyPrefix: string, sendRate: number, sendBurst: number }} config
+ * @param {{ keyPrefix: string, sendRate: number, sendBurst: number, transactionalShare?: number }} config
  */
-export function createTokenBucket(redis, { keyPrefix, sendRate, sendBurst }) {
+export function createTokenBucket(redis, { keyPrefix, sendRate, sendBurst, transactionalShare = 0 }) {
   const keys = redisKeys(keyPrefix);
 
   return {
@@ -33,17 +33,30 @@ export function createTokenBucket(redis, { keyPrefix, sendRate, sendBurst }) {
     async take(campaignId, want, lease) {
       const k = keys.campaign(campaignId);
       const [granted, waitMs, state, rateMilli] = await redis.takeTokens(
-        keys.bucket, k.hash, k.leases, want, sendRate, sendBurst, lease?.segment ?? '', lease?.pass ?? '');
+        keys.bucket, k.hash, k.leases, want, sendRate, sendBurst, lease?.segment ?? '', lease?.pass ?? '', 'c', transactionalShare);
       return { granted, waitMs, state, rate: rateMilli / 1000 };
     },
 
-    /** The bucket's current rate and burst (config defaults until someone sets them), and tokens granted so far. */
+    /**
+     * Takes up to `want` tokens for transactional sends: from the reserve campaigns
+     * never touch, and with first claim on the rest (campaigns wait while these do).
+     * @param {number} want
+     * @returns {Promise<Grant>}
+     */
+    async takeTransactional(want) {
+      const [granted, waitMs, state, rateMilli] = await redis.takeTokens(
+        keys.bucket, keys.bucket, keys.bucket, want, sendRate, sendBurst, '', '', 't', transactionalShare);
+      return { granted, waitMs, state, rate: rateMilli / 1000 };
+    },
+
+    /** The bucket's current rate and burst (config defaults until someone sets them), and tokens granted so far per lane. */
     async settings() {
-      const [rate, burst, granted] = await redis.hmget(keys.bucket, 'rate', 'burst', 'granted');
+      const [rate, burst, granted, grantedTx] = await redis.hmget(keys.bucket, 'rate', 'burst', 'granted', 'grantedTx');
       return {
         rate: rate === null ? sendRate : Number(rate),
         burst: burst === null ? sendBurst : Number(burst),
-        granted: Number(granted ?? 0)
+        granted: Number(granted ?? 0),
+        grantedTransactional: Number(grantedTx ?? 0)
       };
     },
 

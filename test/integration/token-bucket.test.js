@@ -15,7 +15,7 @@ after(async () => {
   redis.disconnect();
 });
 
-/** @param {{ sendRate: number, sendBurst: number }} rates */
+/** @param {{ sendRate: number, sendBurst: number, transactionalShare?: number }} rates */
 async function setup(rates, maxRate = /** @type {number | null} */ (null)) {
   const keyPrefix = uniquePrefix();
   prefixes.push(keyPrefix);
@@ -63,7 +63,7 @@ test('nothing is granted to a paused, cancelled or unknown campaign', async () =
 test('a rate set by another process applies to the next take', async () => {
   const { bucket, id } = await setup({ sendRate: 1000, sendBurst: 50 });
   await bucket.set({ rate: 100 });
-  assert.deepEqual(await bucket.settings(), { rate: 100, burst: 5, granted: 0 });
+  assert.deepEqual(await bucket.settings(), { rate: 100, burst: 5, granted: 0, grantedTransactional: 0 });
   const granted = await drain(bucket, id, 1000);
   assert.ok(granted >= 95 && granted <= 110, `granted ${granted} in 1 s after lowering to 100/s`);
 });
@@ -105,4 +105,42 @@ test('a pass whose segment was claimed by a newer pass gets no more tokens', asy
   assert.deepEqual(await bucket.take(id, 5, first), { granted: 0, waitMs: 0, state: 'superseded', rate: 0 });
   assert.equal((await bucket.take(id, 5, second)).state, 'running');
   assert.equal((await bucket.take(id, 5, { segment: 4, pass: 'never-claimed' })).state, 'superseded');
+});
+
+test('transactional lane: a reserve campaigns never take, first claim on the rest, one rate for both', async () => {
+  const { bucket, id } = await setup({ sendRate: 1000, sendBurst: 100, transactionalShare: 0.1 });
+  // A full bucket: campaigns get all but the 10-token reserve.
+  assert.equal((await bucket.take(id, 200)).granted, 90);
+  assert.ok((await bucket.takeTransactional(10)).granted >= 10, 'the reserve is there for transactional sends');
+
+  // Campaigns and transactional sends together, for 2 s: the sum stays at the rate,
+  // and transactional takes get what they ask for.
+  const until = Date.now() + 2000;
+  let campaign = 0;
+  let transactional = 0;
+  let txShort = 0;
+  await Promise.all([
+    ...[0, 1, 2].map(async () => {
+      while (Date.now() < until) {
+        const grant = await bucket.take(id, 50);
+        campaign += grant.granted;
+        await sleep(Math.max(grant.waitMs, 5));
+      }
+    }),
+    (async () => {
+      while (Date.now() < until) {
+        const grant = await bucket.takeTransactional(5);
+        transactional += grant.granted;
+        if (grant.granted < 5) txShort++;
+        await sleep(20);
+      }
+    })()
+  ]);
+  const total = campaign + transactional;
+  assert.ok(total <= 2000 + 100 + 10, `together ${total} tokens in 2 s at 1000/s`);
+  assert.ok(transactional >= 400, `transactional got ${transactional} of about 500 asked`);
+  assert.ok(txShort <= 5, `${txShort} transactional takes came up short`);
+  assert.ok(campaign >= 1300, `campaigns used the rest: ${campaign}`);
+  const settings = await bucket.settings();
+  assert.equal(settings.grantedTransactional, transactional + 10);
 });
