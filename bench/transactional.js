@@ -1,0 +1,119 @@
+// Transactional events while a campaign sends at the full rate: 1,000 events
+// published at random times must reach SNS with p99 ≤ 2 s from publish, and
+// campaign + transactional sends together must stay within 5% of the bucket
+// rate in every 1-second window. The emulator runs in this process so every
+// delivery is timed as it happens.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import amqplib from 'amqplib';
+import { createSnsEmulator } from '../emulator/sns-emulator.js';
+import { runNode, startNode } from './support.js';
+import { dropPrefix } from './publish-throughput.js';
+
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const TX_APP = 'tx-bench';
+
+/**
+ * @param {{ rate?: number, campaignDevices?: number, events?: number, spreadSeconds?: number }} [options]
+ */
+export async function benchTransactional({ rate = 1000, campaignDevices = 70_000, events = 1000, spreadSeconds = 45 } = {}) {
+  /** @type {number[]} */
+  const deliveries = []; // every delivery time, campaign and transactional alike
+  /** @type {Map<string, number>} */
+  const txDelivered = new Map();
+  const emulator = createSnsEmulator({
+    onDelivery(targetArn, at) {
+      deliveries.push(at);
+      if (targetArn.includes(`/${TX_APP}/`) && !txDelivered.has(targetArn)) txDelivered.set(targetArn, at);
+    }
+  });
+  const url = await emulator.listen(0);
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  const dir = await mkdtemp(join(tmpdir(), 'pushpace-bench-'));
+  const env = {
+    KEY_PREFIX: prefix, SNS_ENDPOINT: url, SEND_RATE: String(rate), SEND_BURST: String(Math.ceil(rate / 50)),
+    TRANSACTIONAL_SHARE: '0.1', EVENTS_EXCHANGE: `${prefix}.events`, EVENTS_QUEUE: `${prefix}.ingest`, LOG_LEVEL: 'warn'
+  };
+  const audience = join(dir, 'audience.csv');
+  const message = join(dir, 'message.json');
+  const lines = ['endpointArn,platform'];
+  for (let i = 0; i < campaignDevices; i++) lines.push(`arn:aws:sns:us-east-1:123456789012:endpoint/GCM/campaign-bench/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000,GCM`);
+  await writeFile(audience, lines.join('\n') + '\n');
+  await writeFile(message, JSON.stringify({ title: 'Sale', body: 'Everything 20% off' }));
+
+  const worker = await startNode(['workers/worker.js'], { ...env, LOG_LEVEL: 'info' }, /worker consuming segments/);
+  const ingest = await startNode(['producers/ingest.js'], { ...env, LOG_LEVEL: 'info' }, /consuming|listening|ready/i);
+  const connection = await amqplib.connect(AMQP_URL);
+  const channel = await connection.createConfirmChannel();
+  /** @type {Map<string, number>} */
+  const publishedAt = new Map();
+  try {
+    await channel.assertExchange(env.EVENTS_EXCHANGE, 'topic', { durable: true });
+    const sent = await runNode(['producers/pushctl.js', 'send', '--audience', audience, '--message', message, '--yes', '--json'], env);
+    if (sent.code !== 0) throw new Error(`pushctl send failed: ${sent.stderr}`);
+    while (deliveries.length < rate * 3) await sleep(100); // the campaign is at full speed
+
+    const start = performance.timeOrigin + performance.now();
+    const offsets = Array.from({ length: events }, () => Math.random() * spreadSeconds * 1000).sort((a, b) => a - b);
+    for (let i = 0; i < events; i++) {
+      const due = start + offsets[i];
+      const wait = due - (performance.timeOrigin + performance.now());
+      if (wait > 0) await sleep(wait);
+      const arn = `arn:aws:sns:us-east-1:123456789012:endpoint/GCM/${TX_APP}/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`;
+      const event = { id: `evt-${i}`, type: 'list.shared', endpointArns: [arn], idempotencyKey: `${prefix}-${i}`,
+        message: { title: 'Anna shared a list', body: 'Weekend groceries' } };
+      publishedAt.set(arn, performance.timeOrigin + performance.now());
+      channel.publish(env.EVENTS_EXCHANGE, 'notification.list-shared', Buffer.from(JSON.stringify(event)),
+        { persistent: true, contentType: 'application/json', timestamp: Math.floor(Date.now() / 1000) });
+    }
+    await channel.waitForConfirms();
+    for (let i = 0; i < 100 && txDelivered.size < events; i++) await sleep(100);
+  } finally {
+    await pushctlCancelAll(env);
+    await channel.deleteExchange(env.EVENTS_EXCHANGE).catch(() => {});
+    await connection.close().catch(() => {});
+    await Promise.all([worker.stop(), ingest.stop()]);
+    await emulator.close();
+    await rm(dir, { recursive: true, force: true });
+    await dropPrefix(prefix);
+    await deleteQueues(env.EVENTS_QUEUE);
+  }
+
+  const latencies = [...publishedAt].map(([arn, at]) => (txDelivered.get(arn) ?? Infinity) - at).sort((a, b) => a - b);
+  const quantile = (/** @type {number} */ q) => latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)];
+  return {
+    rate, events, delivered: txDelivered.size,
+    p50Ms: quantile(0.5), p95Ms: quantile(0.95), p99Ms: quantile(0.99), maxMs: latencies[latencies.length - 1],
+    maxWindow: maxPerSecond(deliveries)
+  };
+}
+
+/** The most deliveries in any sliding 1-second window. @param {number[]} times */
+function maxPerSecond(times) {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let lo = 0, hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi] - sorted[lo] >= 1000) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+/** Cancels whatever the bench's campaign has left, so the worker can stop at once. @param {Record<string, string>} env */
+async function pushctlCancelAll(env) {
+  const listed = await runNode(['producers/pushctl.js', 'list', '--json'], env);
+  for (const campaign of JSON.parse(listed.stdout || '[]')) {
+    if (campaign.state === 'running') await runNode(['producers/pushctl.js', 'cancel', campaign.id], env);
+  }
+}
+
+/** @param {string} queue */
+async function deleteQueues(queue) {
+  const connection = await amqplib.connect(AMQP_URL);
+  const channel = await connection.createChannel();
+  for (const name of [queue, `${queue}.dead`]) await channel.deleteQueue(name).catch(() => {});
+  await connection.close().catch(() => {});
+}
