@@ -10,6 +10,7 @@ COPY producers ./producers
 COPY workers ./workers
 COPY emulator ./emulator
 COPY examples ./examples
+COPY templates ./templates
 COPY scripts ./scripts
 USER node
 CMD ["node", "workers/worker.js"]

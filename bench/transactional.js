@@ -114,6 +114,6 @@ async function pushctlCancelAll(env) {
 async function deleteQueues(queue) {
   const connection = await amqplib.connect(AMQP_URL);
   const channel = await connection.createChannel();
-  for (const name of [queue, `${queue}.dead`]) await channel.deleteQueue(name).catch(() => {});
+  for (const name of [queue, `${queue}.retry`, `${queue}.dead`]) await channel.deleteQueue(name).catch(() => {});
   await connection.close().catch(() => {});
 }

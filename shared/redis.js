@@ -11,13 +11,15 @@ const SCRIPTS = {
   recordOutcomes: { file: 'record-outcomes.lua', keys: 4 },
   finishSegment: { file: 'finish-segment.lua', keys: 2 },
   setState: { file: 'set-state.lua', keys: 1 },
-  setRate: { file: 'set-rate.lua', keys: 1 }
+  setRate: { file: 'set-rate.lua', keys: 1 },
+  eventLease: { file: 'event-lease.lua', keys: 1 }
 };
 
 /**
  * @typedef {Redis & {
  *   takeTokens(bucket: string, lane: string, leases: string, want: number, rate: number, burst: number, segment: number | '', pass: string, laneName: 'c' | 't', share: number): Promise<[number, number, string, number]>,
  *   setRate(bucket: string, rate: number, burst: number): Promise<number>,
+ *   eventLease(key: string, mode: string, owner: string, leaseMs: number, ttlMs: number, eventId: string): Promise<any>,
  *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
  *   finishSegment(campaign: string, segments: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
  *   setState(campaign: string, state: string, ...from: string[]): Promise<string>
@@ -117,6 +119,8 @@ export function redisKeys(prefix) {
     bucket: `${tag}:bucket`,
     campaigns: `${tag}:campaigns`,
     disabledEndpoints: `${tag}:endpoints:disabled`,
+    /** An event's idempotency record. @param {string} idempotencyKey */
+    event: (idempotencyKey) => `${tag}:event:${idempotencyKey}`,
     /** @param {string} id */
     campaign(id) {
       const base = `${tag}:campaign:${id}`;
