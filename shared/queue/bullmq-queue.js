@@ -69,7 +69,7 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
           const reason = /** @type {Error} */ (error).message;
           await withRetries(async () => {
             await deadQueue.add('dead', { payload: job.data, reason, attempts: attempt, failedAt: Date.now() },
-              { jobId: job.id, removeOnComplete: false });
+              { jobId: `dead-${job.id}`, removeOnComplete: false });
             await onDeadLetter?.(job.data, /** @type {Error} */ (error));
           });
           logger.error({ queue: name, jobId: job.id, attempt, reason }, 'item dead-lettered');

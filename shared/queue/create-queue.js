@@ -1,5 +1,6 @@
 // Picks the transport named by QUEUE_BACKEND. Producers and workers only see the QueueAdapter interface.
 import { createBullmqQueue } from './bullmq-queue.js';
+import { createRabbitmqQueue } from './rabbitmq-queue.js';
 import { redisKeys } from '../redis.js';
 
 /** @typedef {import('../types.js').Segment} Segment */
@@ -8,23 +9,35 @@ import { redisKeys } from '../redis.js';
 export const SEGMENT_QUEUE = 'segments';
 
 /**
+ * First retry delay of a failed segment: 5, 10, 20, 40 s...: with the sender's own
+ * retries, an SNS outage of a couple of minutes delays a campaign instead of failing its devices.
+ */
+export const SEGMENT_BACKOFF_MS = 5000;
+
+/**
  * The segment queue for a campaign pipeline.
  * @param {import('../../config/index.js').Config} config
  * @param {import('pino').Logger} logger
  * @returns {import('../types.js').QueueAdapter<Segment>}
  */
 export function createSegmentQueue(config, logger) {
-  return createBullmqQueue({
-    redisUrl: config.redisUrl,
-    prefix: redisKeys(config.keyPrefix).bullPrefix,
+  const common = {
     name: SEGMENT_QUEUE,
     attempts: config.segmentAttempts,
-    // 5, 10, 20, 40 s...: with the sender's own retries, an SNS outage of a couple
-    // of minutes delays a campaign instead of failing its devices.
-    backoffMs: 5000,
-    lockMs: config.segmentLockMs,
-    // One job per campaign segment, however often an enqueue is retried.
-    idOf: (segment) => `${segment.campaignId}.${segment.index}`,
+    backoffMs: SEGMENT_BACKOFF_MS,
+    // One job per campaign segment, however often an enqueue is retried (BullMQ; RabbitMQ
+    // cannot deduplicate across enqueues, and the segment sender skips devices already sent).
+    idOf: (/** @type {Segment} */ segment) => `${segment.campaignId}.${segment.index}`,
     logger
+  };
+  if (config.queueBackend === 'rabbitmq') {
+    // KEY_PREFIX names the environment on the broker too: queues pushpace.<prefix>.segments...
+    return createRabbitmqQueue({ ...common, amqpUrl: config.amqpUrl, namespace: config.keyPrefix });
+  }
+  return createBullmqQueue({
+    ...common,
+    redisUrl: config.redisUrl,
+    prefix: redisKeys(config.keyPrefix).bullPrefix,
+    lockMs: config.segmentLockMs
   });
 }

@@ -14,6 +14,7 @@ import { deletePrefix } from '../../shared/redis.js';
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 /** A key prefix no other test uses. */
 export const uniquePrefix = () => `t-${randomUUID().slice(0, 8)}`;
