@@ -8,7 +8,7 @@ import {
 } from '../support/harness.js';
 
 const DEVICES = 12_000;
-const RATE = 1200;
+const RATE = 2000;
 const PUBLISH_CONCURRENCY = 16;
 
 /** @type {Awaited<ReturnType<typeof startEmulator>>} */

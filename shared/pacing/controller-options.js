@@ -1,0 +1,124 @@
+// Every option of the pacing controller, with its default, in one place. docs/pacing.md
+// explains each; keep the two in step.
+import { InputError } from '../errors.js';
+
+/**
+ * @typedef {object} ControllerOptions
+ *
+ * The SLO and the guards
+ * @property {number} sloP95Ms          the gateway's p95 latency objective; fixed, never learned
+ * @property {number} setpointRatio     the capacity estimate aims the p95 at this share of the SLO (margin for noise)
+ * @property {number} p99LimitMs        p99 above this cuts the rate at once
+ * @property {number} maxErrorRatio     an error ratio above this cuts the rate at once
+ * @property {number} cutFactor         a cut multiplies the rate by this
+ * @property {number | null} cutHoldMs  no second cut within this long after one (null: the wake-up model's median request delay, "one open delay")
+ * @property {number} cutRecovery       after the hold, the cut's cap grows by this factor per update
+ * @property {number} minRate           sends/s, never less
+ * @property {number} maxRate           sends/s, never more
+ * @property {number} staleAfterMs      gateway metrics missing for longer than this: decay to safeRate
+ * @property {number} staleDecayMs      time constant of that decay
+ * @property {number} safeRate          sends/s the controller decays to without metrics (kept within [minRate, maxRate])
+ *
+ * The wake-up model's priors
+ * @property {number} openProbability   share of sends whose user opens the app
+ * @property {number} requestsPerOpen   gateway requests per open
+ * @property {number} openDelayMedianMs median delay from send to open
+ * @property {number} openDelaySigma    log-normal shape of the open delay
+ * @property {number} sessionMs         an open's requests spread uniformly over this long
+ * @property {number} priorUncertainty  requests per send is believed to lie below prior × this (at `confidence` standard deviations)
+ *
+ * Capacity
+ * @property {number} capacityRps       prior: gateway requests/s at the setpoint p95, total (all traffic)
+ * @property {number | null} baseLatencyMs  p95 of the idle gateway; null learns it
+ * @property {number} capacityRiseLimit largest relative rise of the capacity estimate per metrics window
+ * @property {number} capacityDropLimit largest relative drop per metrics window
+ * @property {number} capacityRiseGain  share of the way to the observed capacity moved up per window
+ * @property {number} capacityDropGain  share of the way moved down per window (below the SLO; above it, all the way)
+ * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
+ *
+ * Estimation
+ * @property {number} confidence        standard deviations of the predicted load kept under capacity
+ * @property {number} baselineDrift     random walk of the baseline, share per √minute
+ * @property {number} gainDrift         random walk of requests per send, share per √minute
+ * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
+ *
+ * Timing
+ * @property {number} binMs             time step of the send history and the plan
+ * @property {number} metricsWindowMs   length of the window a gateway observation covers
+ * @property {number} metricsLagMs      how long after its window's end an observation arrives
+ * @property {number} kernelTailMass    the wake-up kernel is cut where less than this share of its requests remain
+ */
+
+/** @type {Readonly<ControllerOptions>} */
+export const CONTROLLER_DEFAULTS = Object.freeze({
+  sloP95Ms: 400,
+  setpointRatio: 0.8,
+  p99LimitMs: 1000,
+  maxErrorRatio: 0.01,
+  cutFactor: 0.5,
+  cutHoldMs: null,
+  cutRecovery: 1.25,
+  minRate: 1,
+  maxRate: 5000,
+  staleAfterMs: 60_000,
+  staleDecayMs: 60_000,
+  safeRate: 20,
+
+  openProbability: 0.1,
+  requestsPerOpen: 15,
+  openDelayMedianMs: 90_000,
+  openDelaySigma: 1,
+  sessionMs: 60_000,
+  priorUncertainty: 3,
+
+  capacityRps: 1000,
+  baseLatencyMs: null,
+  capacityRiseLimit: 0.02,
+  capacityDropLimit: 0.4,
+  capacityRiseGain: 0.2,
+  capacityDropGain: 0.3,
+  capacityActiveShare: 0.9,
+
+  confidence: 2,
+  baselineDrift: 0.01,
+  gainDrift: 0.003,
+  rpsNoise: 0.02,
+
+  binMs: 10_000,
+  metricsWindowMs: 10_000,
+  metricsLagMs: 10_000,
+  kernelTailMass: 1e-3
+});
+
+/** Options that may be null. */
+const NULLABLE = new Set(['cutHoldMs', 'baseLatencyMs']);
+
+/**
+ * Defaults applied and every value checked; throws an InputError naming the option.
+ * @param {Partial<ControllerOptions>} [options]
+ * @returns {Readonly<ControllerOptions>}
+ */
+export function resolveControllerOptions(options = {}) {
+  /** @type {Record<string, unknown>} */
+  const merged = { ...CONTROLLER_DEFAULTS };
+  for (const [key, value] of Object.entries(options)) {
+    if (!(key in CONTROLLER_DEFAULTS)) throw new InputError(`controller option ${key} is unknown; known: ${Object.keys(CONTROLLER_DEFAULTS).join(', ')}`);
+    if (value === undefined) continue;
+    merged[key] = value;
+  }
+  for (const [key, value] of Object.entries(merged)) {
+    if (value === null && NULLABLE.has(key)) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new InputError(`controller option ${key} must be a finite number ≥ 0, got ${JSON.stringify(value)}`);
+    }
+  }
+  const o = /** @type {ControllerOptions} */ (merged);
+  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty']);
+  for (const key of positive) if (!(o[key] > 0)) throw new InputError(`controller option ${key} must be > 0, got ${o[key]}`);
+  if (o.setpointRatio > 1) throw new InputError(`controller option setpointRatio must be ≤ 1 (a share of the SLO), got ${o.setpointRatio}`);
+  if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);
+  if (o.minRate > o.maxRate) throw new InputError(`controller option minRate (${o.minRate}) is above maxRate (${o.maxRate})`);
+  if (o.binMs % 1000 !== 0) throw new InputError(`controller option binMs must be a whole number of seconds, got ${o.binMs}`);
+  if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);
+  return Object.freeze(o);
+}

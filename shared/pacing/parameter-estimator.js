@@ -1,0 +1,122 @@
+// Online estimation of the two numbers the feedforward needs: the gateway's baseline (its
+// traffic without this campaign) and the campaign's requests per send a = open probability
+// × requests per open. The gateway only reports its total request rate y, so both come from
+// one measurement model:
+//
+//   y_k = B_k + a_k · u_k + v_k
+//
+// where u_k is the unit load the send history predicts for the metrics window k (the
+// load ledger), v_k the measurement noise (Poisson counting plus extra dispersion). B and a
+// are a random walk (B drifts with time of day; a barely moves within a campaign), so a
+// two-state Kalman filter estimates them, starting from the configured prior on a. Before
+// the first send u = 0 and the filter learns B alone; when the first wake-ups arrive, u
+// rises and a becomes identifiable. In steady sending u is nearly constant and B and a are
+// confounded, which the filter shows as a strongly negative B–a covariance; it does no harm,
+// because then the prediction B + a·u of the current load is still sharp, and the
+// controller bounds the load it plans with the variance of exactly that prediction.
+
+/**
+ * @param {object} options
+ * @param {number} options.requestsPerSend   prior mean of a
+ * @param {number} options.requestsPerSendSd prior standard deviation of a
+ * @param {number} options.baselineDrift     random walk of B, as a share of B per √minute
+ * @param {number} options.gainDrift         random walk of a, as a share of a per √minute
+ * @param {number} options.rpsNoise          extra dispersion of measured rps, as a share of rps
+ * @param {number} options.windowSeconds     metrics window: Poisson noise of a rate over it is √(y/T)
+ */
+export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, baselineDrift, gainDrift, rpsNoise, windowSeconds }) {
+  let baseline = 0;
+  let gain = requestsPerSend;
+  // Covariance [[pBB, pBa], [pBa, paa]].
+  let pBB = 0;
+  let pBa = 0;
+  let paa = requestsPerSendSd ** 2;
+  let initialised = false;
+  const minGain = requestsPerSend * 1e-3;
+
+  /**
+   * One metrics window: observed total rps and the unit load predicted for the same window.
+   * @param {{ rps: number, unitLoad: number, dtMs: number }} observation
+   */
+  function update({ rps, unitLoad, dtMs }) {
+    const noise = rps / windowSeconds + (rpsNoise * rps) ** 2 + 1;
+    if (!initialised) {
+      baseline = Math.max(0, rps - gain * unitLoad);
+      pBB = noise + (0.2 * rps) ** 2;
+      initialised = true;
+      return;
+    }
+    // Predict: both drift as random walks over the time since the last window.
+    const minutes = Math.max(0, dtMs) / 60_000;
+    pBB += (baselineDrift * Math.max(baseline, 1)) ** 2 * minutes;
+    paa += (gainDrift * gain) ** 2 * minutes;
+
+    // Correct, with the innovation clipped at 3 standard deviations so that one odd window
+    // (a spike of non-push traffic) moves the estimates only a bounded step.
+    const u = unitLoad;
+    const s = pBB + 2 * u * pBa + u * u * paa + noise;
+    const limit = 3 * Math.sqrt(s);
+    const innovation = Math.max(-limit, Math.min(limit, rps - (baseline + gain * u)));
+    const kB = (pBB + u * pBa) / s;
+    const ka = (pBa + u * paa) / s;
+    baseline = Math.max(0, baseline + kB * innovation);
+    gain = Math.max(minGain, gain + ka * innovation);
+    const nBB = pBB - kB * kB * s;
+    const nBa = pBa - kB * ka * s;
+    const naa = paa - ka * ka * s;
+    // Keep the matrix a covariance despite rounding.
+    pBB = Math.max(nBB, 1e-9);
+    paa = Math.max(naa, 1e-12);
+    pBa = Math.max(-Math.sqrt(pBB * paa), Math.min(Math.sqrt(pBB * paa), nBa));
+  }
+
+  /**
+   * Upper confidence bound of the total load if the push-induced unit load is x.
+   * @param {number} x
+   * @param {number} z  standard deviations
+   */
+  function loadBound(x, z) {
+    return baseline + gain * x + z * Math.sqrt(Math.max(0, pBB + 2 * x * pBa + x * x * paa));
+  }
+
+  /**
+   * The largest unit load x ≥ 0 whose load bound stays within `capacity` (0 if even none
+   * fits). The bound is convex in x, so the feasible set is an interval: find its lowest
+   * point, then bisect for its upper end.
+   * @param {number} capacity
+   * @param {number} z
+   */
+  function maxUnitLoad(capacity, z) {
+    let hi = Math.max(0, (capacity - baseline) / gain);
+    if (hi === 0) return 0;
+    let lo = 0;
+    // Ternary search for the minimum of the convex bound on [0, hi].
+    let a = 0;
+    let b = hi;
+    for (let i = 0; i < 60; i++) {
+      const m1 = a + (b - a) / 3;
+      const m2 = b - (b - a) / 3;
+      if (loadBound(m1, z) <= loadBound(m2, z)) b = m2; else a = m1;
+    }
+    lo = (a + b) / 2;
+    if (loadBound(lo, z) > capacity) return 0;
+    for (let i = 0; i < 60; i++) {
+      const mid = (lo + hi) / 2;
+      if (loadBound(mid, z) <= capacity) lo = mid; else hi = mid;
+    }
+    return lo;
+  }
+
+  return {
+    update,
+    loadBound,
+    maxUnitLoad,
+    get initialised() { return initialised; },
+    /** Current estimates and standard deviations. */
+    snapshot() {
+      return { baseline, requestsPerSend: gain, baselineSd: Math.sqrt(pBB), requestsPerSendSd: Math.sqrt(paa), correlation: pBa / Math.sqrt(pBB * paa) };
+    }
+  };
+}
+
+/** @typedef {ReturnType<typeof createParameterEstimator>} ParameterEstimator */

@@ -1,0 +1,92 @@
+// A small dense simplex for the oracle: maximise cᵀx subject to Ax ≤ b, x ≥ 0, with b ≥ 0
+// (so x = 0 is a feasible start and no phase one is needed). The oracle's programs have a
+// few hundred variables and rows; a dense tableau with Dantzig's pivot rule solves them in
+// well under a second. Bland's rule takes over after a run of degenerate pivots, which rules
+// out cycling.
+
+/**
+ * @param {object} program
+ * @param {Float64Array[]} program.rows  A, one Float64Array of length n per constraint
+ * @param {ArrayLike<number>} program.bounds  b, all ≥ 0
+ * @param {ArrayLike<number>} program.objective  c, length n
+ * @param {{ maxPivots?: number }} [options]
+ * @returns {{ x: Float64Array, value: number, pivots: number }}
+ */
+export function maximise({ rows, bounds, objective }, { maxPivots = 100_000 } = {}) {
+  const m = rows.length;
+  const n = objective.length;
+  const width = n + m + 1; // variables, slacks, right-hand side
+  const rhs = n + m;
+  const tableau = new Float64Array((m + 1) * width);
+  const basis = new Int32Array(m);
+  for (let r = 0; r < m; r++) {
+    const row = rows[r];
+    const base = r * width;
+    for (let j = 0; j < n; j++) tableau[base + j] = row[j];
+    tableau[base + n + r] = 1;
+    const b = bounds[r];
+    if (!(b >= 0)) throw new RangeError(`bound ${r} must be ≥ 0, got ${b}`);
+    tableau[base + rhs] = b;
+    basis[r] = n + r;
+  }
+  const obj = m * width;
+  for (let j = 0; j < n; j++) tableau[obj + j] = -objective[j];
+
+  const eps = 1e-9;
+  let pivots = 0;
+  let degenerate = 0;
+  const nonzero = new Int32Array(width);
+  for (;;) {
+    // Entering column: most negative reduced cost (Dantzig), or the first negative (Bland).
+    const bland = degenerate > 50;
+    let col = -1;
+    let best = -eps;
+    for (let j = 0; j < rhs; j++) {
+      const v = tableau[obj + j];
+      if (v < best) { col = j; best = v; if (bland) break; }
+    }
+    if (col < 0) break;
+    // Leaving row: the tightest ratio; ties to the lowest basis index.
+    let row = -1;
+    let ratio = Infinity;
+    for (let r = 0; r < m; r++) {
+      const a = tableau[r * width + col];
+      if (a > eps) {
+        const q = tableau[r * width + rhs] / a;
+        if (q < ratio - 1e-12 || (q <= ratio + 1e-12 && row >= 0 && basis[r] < basis[row])) { ratio = q; row = r; }
+      }
+    }
+    if (row < 0) throw new RangeError('linear program is unbounded');
+    if (++pivots > maxPivots) throw new RangeError(`linear program did not converge in ${maxPivots} pivots`);
+    degenerate = ratio < 1e-12 ? degenerate + 1 : 0;
+
+    // Pivot, touching only the pivot row's non-zero columns.
+    const pBase = row * width;
+    const inv = 1 / tableau[pBase + col];
+    let count = 0;
+    for (let j = 0; j < width; j++) {
+      if (tableau[pBase + j] !== 0) {
+        tableau[pBase + j] *= inv;
+        nonzero[count++] = j;
+      }
+    }
+    for (let r = 0; r <= m; r++) {
+      if (r === row) continue;
+      const base = r * width;
+      const f = tableau[base + col];
+      if (f === 0) continue;
+      for (let k = 0; k < count; k++) {
+        const j = nonzero[k];
+        tableau[base + j] -= f * tableau[pBase + j];
+      }
+      tableau[base + col] = 0;
+    }
+    basis[row] = col;
+  }
+
+  const x = new Float64Array(n);
+  for (let r = 0; r < m; r++) if (basis[r] < n) x[basis[r]] = Math.max(0, tableau[r * width + rhs]);
+  let value = 0;
+  for (let j = 0; j < n; j++) value += objective[j] * x[j];
+  return { x, value, pivots };
+}

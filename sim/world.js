@@ -1,0 +1,68 @@
+// The scenario's true world, as functions of time (seconds from the campaign's start):
+// baseline traffic, gateway capacity, the wake-up kernel, and the SLO capacity the oracle
+// plans against. Strategies other than the oracle never see these; the adaptive one only
+// sees gateway metrics, like the real governor.
+import { requestTimeMassPerSecond } from '../shared/pacing/wake-up-model.js';
+import { createGatewayModel } from './gateway-model.js';
+
+/** @typedef {import('./scenario.js').Scenario} Scenario */
+
+/** @param {Scenario} scenario */
+export function createWorld(scenario) {
+  const { baseline, gateway, wakeUp, slo, metrics } = scenario;
+  const gatewayModel = createGatewayModel(gateway);
+  const massPerSecond = requestTimeMassPerSecond({
+    openDelay: wakeUp.openDelay.map((c) => ({ share: c.share, medianMs: c.medianSeconds * 1000, sigma: c.sigma })),
+    session: { kind: 'exponential', meanMs: wakeUp.sessionMeanSeconds * 1000 }
+  });
+  const requestsPerSend = wakeUp.openProbability * wakeUp.requestsPerOpen;
+
+  /** Seconds after a send by which `share` of its requests have arrived. @param {number} share */
+  function requestDelayQuantile(share) {
+    let sum = 0;
+    for (let i = 0; i < massPerSecond.length; i++) {
+      sum += massPerSecond[i];
+      if (sum >= share) return i + 1;
+    }
+    return massPerSecond.length;
+  }
+
+  /** Expected non-push request rate at second t (before noise). @param {number} t */
+  function baselineAt(t) {
+    let rps = baseline.rps;
+    if (baseline.diurnal) {
+      const hour = baseline.diurnal.startHour + t / 3600;
+      rps *= 1 + baseline.diurnal.amplitude * Math.cos((2 * Math.PI * (hour - baseline.diurnal.peakHour)) / 24);
+    }
+    for (const spike of baseline.spikes) if (t >= spike.atSeconds && t < spike.atSeconds + spike.durationSeconds) rps *= spike.factor;
+    return rps;
+  }
+
+  /** Share of the gateway's CPU left to it at second t (noisy neighbours). @param {number} t */
+  function capacityFactorAt(t) {
+    let factor = 1;
+    for (const c of gateway.capacityChanges) if (t >= c.atSeconds && t < c.atSeconds + c.durationSeconds) factor *= c.factor;
+    return factor;
+  }
+
+  /**
+   * The total request rate the oracle allows at second t: the rate whose stationary p95 is at
+   * the SLO, less `confidence` standard deviations of a metrics window's load noise (Poisson
+   * counting over the window plus the baseline's own noise), so that a window measured at
+   * that expected load stays within the SLO with the matching probability.
+   * @param {number} t
+   * @param {number} confidence
+   */
+  function sloCapacityAt(t, confidence) {
+    const limit = gatewayModel.rateAtP95(capacityFactorAt(t), slo.p95Ms);
+    const b = baselineAt(t);
+    const sd = (/** @type {number} */ rate) => Math.sqrt(rate / metrics.windowSeconds + (baseline.noise.sigma * b) ** 2);
+    let rate = limit;
+    for (let i = 0; i < 30; i++) rate = Math.max(0, limit - confidence * sd(rate));
+    return rate;
+  }
+
+  return { gatewayModel, massPerSecond, requestsPerSend, requestDelayQuantile, baselineAt, capacityFactorAt, sloCapacityAt };
+}
+
+/** @typedef {ReturnType<typeof createWorld>} World */
