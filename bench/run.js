@@ -40,8 +40,8 @@ if (!only || only === 'transactional') {
   lines.push(`### (c) Transactional events during a full-rate campaign`,
     `Bucket rate ${r.rate}/s (burst ${Math.ceil(r.rate / 50)}, transactional share 10%); one worker sending a campaign, one ingest process; ` +
     `${r.events} events published at uniformly random times over 45 s, one device each.`, '',
-    '| events delivered | p50 | p95 | p99 | max | most sends in any 1-s window (campaign + transactional) | target |', '|---|---|---|---|---|---|---|',
-    `| ${r.delivered} / ${r.events} | ${r.p50Ms.toFixed(0)} ms | ${r.p95Ms.toFixed(0)} ms | ${r.p99Ms.toFixed(0)} ms | ${r.maxMs.toFixed(0)} ms | ` +
+    '| events delivered | p50 | p95 | p99 | max | campaign meanwhile | most sends in any 1-s window (campaign + transactional) | target |', '|---|---|---|---|---|---|---|---|',
+    `| ${r.delivered} / ${r.events} | ${r.p50Ms.toFixed(0)} ms | ${r.p95Ms.toFixed(0)} ms | ${r.p99Ms.toFixed(0)} ms | ${r.maxMs.toFixed(0)} ms | ${r.campaignRate.toFixed(0)}/s | ` +
     `${r.maxWindow} (${windowRatio.toFixed(3)} × rate) | p99 ≤ 2 s, ≤ 1.05 × rate: ${pass ? 'met' : 'NOT met'} |`, '');
 }
 

@@ -22,12 +22,15 @@ const TX_APP = 'tx-bench';
 export async function benchTransactional({ rate = 1000, campaignDevices = 70_000, events = 1000, spreadSeconds = 45 } = {}) {
   /** @type {number[]} */
   const deliveries = []; // every delivery time, campaign and transactional alike
+  /** @type {number[]} */
+  const campaignDeliveries = [];
   /** @type {Map<string, number>} */
   const txDelivered = new Map();
   const emulator = createSnsEmulator({
     onDelivery(targetArn, at) {
       deliveries.push(at);
-      if (targetArn.includes(`/${TX_APP}/`) && !txDelivered.has(targetArn)) txDelivered.set(targetArn, at);
+      if (!targetArn.includes(`/${TX_APP}/`)) campaignDeliveries.push(at);
+      else if (!txDelivered.has(targetArn)) txDelivered.set(targetArn, at);
     }
   });
   const url = await emulator.listen(0);
@@ -50,6 +53,8 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
   const channel = await connection.createConfirmChannel();
   /** @type {Map<string, number>} */
   const publishedAt = new Map();
+  let eventsFrom = 0;
+  let eventsUntil = 0;
   try {
     await channel.assertExchange(env.EVENTS_EXCHANGE, 'topic', { durable: true });
     const sent = await runNode(['producers/pushctl.js', 'send', '--audience', audience, '--message', message, '--yes', '--json'], env);
@@ -57,6 +62,7 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
     while (deliveries.length < rate * 3) await sleep(100); // the campaign is at full speed
 
     const start = performance.timeOrigin + performance.now();
+    eventsFrom = start;
     const offsets = Array.from({ length: events }, () => Math.random() * spreadSeconds * 1000).sort((a, b) => a - b);
     for (let i = 0; i < events; i++) {
       const due = start + offsets[i];
@@ -70,6 +76,7 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
         { persistent: true, contentType: 'application/json', timestamp: Math.floor(Date.now() / 1000) });
     }
     await channel.waitForConfirms();
+    eventsUntil = performance.timeOrigin + performance.now();
     for (let i = 0; i < 100 && txDelivered.size < events; i++) await sleep(100);
   } finally {
     await pushctlCancelAll(env);
@@ -87,7 +94,9 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
   return {
     rate, events, delivered: txDelivered.size,
     p50Ms: quantile(0.5), p95Ms: quantile(0.95), p99Ms: quantile(0.99), maxMs: latencies[latencies.length - 1],
-    maxWindow: maxPerSecond(deliveries)
+    maxWindow: maxPerSecond(deliveries),
+    // the campaign's own pace while events were arriving: it keeps the rest of the rate
+    campaignRate: (campaignDeliveries.filter((at) => at >= eventsFrom && at < eventsUntil).length * 1000) / (eventsUntil - eventsFrom)
   };
 }
 
