@@ -9,6 +9,7 @@ import { TransientError } from './errors.js';
 import { publish } from './sns-client.js';
 import { createRenderer } from './message.js';
 import { createOutcomeRecorder } from './outcome-recorder.js';
+import { createWakeableSleep, backoff } from './send-timing.js';
 
 /** @typedef {import('./types.js').Segment} Segment */
 /** @typedef {import('./types.js').HandlerResult} HandlerResult */
@@ -20,11 +21,7 @@ import { createOutcomeRecorder } from './outcome-recorder.js';
 // Asking Redis for tokens more often than this buys nothing: the bucket refills
 // continuously, so a short wait just collects a larger grant in one round trip.
 const MIN_TAKE_INTERVAL_MS = 25;
-// No sleep is longer than this, so a raised rate or a stop is noticed quickly.
-const MAX_SLEEP_MS = 250;
 const PAUSED_RECHECK_MS = 2000;
-const BACKOFF_BASE_MS = 250;
-const BACKOFF_MAX_MS = 5000;
 
 /**
  * @param {object} deps
@@ -80,15 +77,10 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     const counts = { delivered: 0, disabled: 0, failed: 0, throttled: 0, transient: 0 };
     let inFlight = 0;
     let halt = /** @type {string | null} */ (null);
-    let wake = () => {};
-    const wakeUp = () => wake();
+    // Sleeps end early when a send completes or stop() is called.
+    const { sleep, wake } = createWakeableSleep();
+    const wakeUp = wake;
     wakers.add(wakeUp);
-
-    /** @param {number} ms resolves after ms, or sooner when a send completes or stop() is called */
-    const sleep = (ms) => new Promise((resolve) => {
-      const timer = ms === Infinity ? undefined : setTimeout(resolve, Math.max(1, Math.min(ms, MAX_SLEEP_MS)));
-      wake = () => { clearTimeout(timer); resolve(undefined); };
-    }).finally(() => { wake = () => {}; });
 
     /** @param {PendingSend} item */
     const launch = async (item) => {
@@ -225,12 +217,6 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     /** The current concurrency limit per segment, after throttling. */
     concurrency: () => throttle.limit(slotsPerSegment)
   };
-}
-
-/** @param {number} attempt 1-based */
-function backoff(attempt) {
-  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
-  return ceiling / 2 + Math.random() * ceiling / 2; // jitter spreads retries of many devices apart
 }
 
 /**

@@ -7,6 +7,7 @@ import { TransientError } from '../errors.js';
 import { createRenderer } from '../message.js';
 import { redisKeys } from '../redis.js';
 import { publish } from '../sns-client.js';
+import { createWakeableSleep, backoff } from '../send-timing.js';
 
 /** @typedef {import('../types.js').Device} Device */
 /** @typedef {import('../types.js').Message} Message */
@@ -30,9 +31,6 @@ import { publish } from '../sns-client.js';
 const MAX_IN_FLIGHT = 32;
 // When the bucket is short, asking again sooner than this only adds Redis round trips.
 const MIN_TAKE_INTERVAL_MS = 10;
-const MAX_SLEEP_MS = 250;
-const BACKOFF_BASE_MS = 250;
-const BACKOFF_MAX_MS = 4000;
 // Throttling is backpressure rather than failure, so it does not use up attempts; but
 // an event must not hold its consumer slot forever: after this many, it is retried later.
 const MAX_THROTTLES = 8;
@@ -78,14 +76,10 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
     let lastReason = '';
     let inFlight = 0;
 
-    let wake = () => {};
-    const onAbort = () => wake();
+    // Sleeps end early when a send completes or the signal aborts.
+    const { sleep, wake } = createWakeableSleep();
+    const onAbort = wake;
     signal.addEventListener('abort', onAbort);
-    /** @param {number} ms resolves after ms, or sooner when a send completes or the signal aborts */
-    const sleep = (ms) => new Promise((resolve) => {
-      const timer = ms === Infinity ? undefined : setTimeout(resolve, Math.max(1, Math.min(ms, MAX_SLEEP_MS)));
-      wake = () => { clearTimeout(timer); resolve(undefined); };
-    }).finally(() => { wake = () => {}; });
 
     /** @param {PendingSend} item */
     const launch = async (item) => {
@@ -195,9 +189,3 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
 }
 
 /** @typedef {ReturnType<typeof createTransactionalSender>} TransactionalSender */
-
-/** @param {number} attempt 1-based */
-function backoff(attempt) {
-  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
-  return ceiling / 2 + Math.random() * ceiling / 2; // jitter spreads the retries of many events apart
-}
