@@ -35,7 +35,10 @@ export function createGatewayModel({ processes, serviceMs, downstreamMs, timeout
   /**
    * One second of the gateway.
    * @param {{ arrivals: number, factor: number, backlog: number }} state
-   * @returns {{ backlog: number, delayMs: number, rho: number, serviceMs: number, errors: number }}
+   * @returns {{ backlog: number, delayMs: number, rho: number, serviceMs: number, errors: number, completed: number }}
+   *   completed: responses sent this second, failures included (what a Prometheus request
+   *   counter counts: it increments when a request finishes, so under overload it shows the
+   *   throughput, not the arrivals)
    */
   function step({ arrivals, factor, backlog }) {
     const mu = capacityRps(factor);
@@ -51,7 +54,7 @@ export function createGatewayModel({ processes, serviceMs, downstreamMs, timeout
     const slack = timeoutSeconds * 1000 - downstreamMs - delayMs;
     const tail = slack <= 0 ? 1 : Math.exp(-(slack * (1 - rho)) / s);
     errors += Math.max(0, arrivals - errors) * tail;
-    return { backlog: end, delayMs, rho, serviceMs: s, errors };
+    return { backlog: end, delayMs, rho, serviceMs: s, errors, completed: backlog + arrivals - end };
   }
 
   /**

@@ -63,7 +63,7 @@ export const SCENARIO_DEFAULTS = Object.freeze({
     batches: { batchSize: 50_000, pauseSeconds: 1400 },
     static: { rate: 400 },
     adaptive: { controlIntervalSeconds: 10, controller: {} },
-    oracle: { binSeconds: 10, confidence: 2.33 }
+    oracle: { binSeconds: 10, confidence: 1.3 }
   }
 });
 

@@ -23,12 +23,12 @@
  * @param {object} options
  * @param {number} options.capacityRps   prior: rps at the setpoint latency (from a load test)
  * @param {number} options.setpointMs    target p95 (setpointRatio × SLO)
- * @param {number} options.sloMs         the SLO's p95: above it, the estimate drops at once
+ * @param {number} options.sloMs         the SLO's p95: above it the estimate drops faster, above twice it at once
  * @param {number | null} options.baseLatencyMs  ℓ₀, or null to learn it as the lower envelope of observed p95
  * @param {number} options.riseLimit     largest relative increase per window
  * @param {number} options.dropLimit     largest relative decrease per window
  * @param {number} options.riseGain      share of the way to C_obs moved up per window
- * @param {number} options.dropGain      share of the way to C_obs moved down per window (below the SLO)
+ * @param {number} options.dropGain      share of the way to C_obs moved down per window (below the SLO; 0.5 above it)
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
  */
 export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare }) {
@@ -53,18 +53,22 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   function update({ rps, p95Ms }) {
     if (!(p95Ms > 0) || !(rps >= 0)) return;
     if (baseLatencyMs === null) {
-      // The lower envelope of p95: follows drops fast, rises slowly (a lasting change, such as
-      // a slower downstream, still gets through in a few hundred windows).
-      base = base === null ? p95Ms : p95Ms < base ? base + 0.5 * (p95Ms - base) : base + 0.002 * (p95Ms - base);
+      // The lower envelope of p95: follows drops fast and rises slowly, and only on healthy
+      // windows, so an overload (whose latency is queueing, not the idle gateway's) cannot
+      // drag it up; a lasting change such as a slower downstream still gets through in a few
+      // hundred windows.
+      if (base === null) base = Math.min(p95Ms, 0.9 * setpointMs);
+      else if (p95Ms < base) base += 0.5 * (p95Ms - base);
+      else if (p95Ms < setpointMs) base = Math.min(0.9 * setpointMs, base + 0.002 * (p95Ms - base));
     }
     const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
     lastObserved = cObs;
     const floor = capacity * (1 - dropLimit);
-    if (p95Ms >= sloMs) {
-      // Over the SLO: believe the model's number at once (bounded per window).
-      capacity = Math.max(floor, Math.min(capacity, cObs));
-    } else if (cObs < capacity) {
-      capacity = Math.max(floor, capacity + dropGain * (cObs - capacity));
+    if (cObs < capacity) {
+      // Between the setpoint and the SLO the evidence is noisy (one window's p95), so move a
+      // share of the way; over the SLO, faster; at twice the SLO, all the way at once.
+      const gain = p95Ms >= 2 * sloMs ? 1 : p95Ms >= sloMs ? Math.max(dropGain, 0.5) : dropGain;
+      capacity = Math.max(floor, capacity + gain * (cObs - capacity));
     } else {
       // Latency says there is more room. Trust it when the gateway is loaded near the
       // estimate; when it is not, only recover towards the prior.

@@ -11,8 +11,7 @@ import { InputError } from '../errors.js';
  * @property {number} p99LimitMs        p99 above this cuts the rate at once
  * @property {number} maxErrorRatio     an error ratio above this cuts the rate at once
  * @property {number} cutFactor         a cut multiplies the rate by this
- * @property {number | null} cutHoldMs  no second cut within this long after one (null: the wake-up model's median request delay, "one open delay")
- * @property {number} cutRecovery       after the hold, the cut's cap grows by this factor per update
+ * @property {number | null} cutHoldMs  a cut caps the rate this long, and no second cut comes within it (null: the wake-up model's median request delay, "one open delay")
  * @property {number} minRate           sends/s, never less
  * @property {number} maxRate           sends/s, never more
  * @property {number} staleAfterMs      gateway metrics missing for longer than this: decay to safeRate
@@ -26,6 +25,8 @@ import { InputError } from '../errors.js';
  * @property {number} openDelaySigma    log-normal shape of the open delay
  * @property {number} sessionMs         an open's requests spread uniformly over this long
  * @property {number} priorUncertainty  requests per send is believed to lie below prior × this (at `confidence` standard deviations)
+ * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
+ * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
  *
  * Capacity
  * @property {number} capacityRps       prior: gateway requests/s at the setpoint p95, total (all traffic)
@@ -33,11 +34,12 @@ import { InputError } from '../errors.js';
  * @property {number} capacityRiseLimit largest relative rise of the capacity estimate per metrics window
  * @property {number} capacityDropLimit largest relative drop per metrics window
  * @property {number} capacityRiseGain  share of the way to the observed capacity moved up per window
- * @property {number} capacityDropGain  share of the way moved down per window (below the SLO; above it, all the way)
+ * @property {number} capacityDropGain  share of the way moved down per window below the SLO (0.5 above it, 1 above twice it)
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
  *
  * Estimation
  * @property {number} confidence        standard deviations of the predicted load kept under capacity
+ * @property {number} planSoftness      share by which the plan lets predicted load exceed its bound, for a smooth rate (soft constraint)
  * @property {number} baselineDrift     random walk of the baseline, share per √minute
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
@@ -57,7 +59,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   maxErrorRatio: 0.01,
   cutFactor: 0.5,
   cutHoldMs: null,
-  cutRecovery: 1.25,
   minRate: 1,
   maxRate: 5000,
   staleAfterMs: 60_000,
@@ -70,16 +71,19 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   openDelaySigma: 1,
   sessionMs: 60_000,
   priorUncertainty: 3,
+  shapeUncertainty: 0.2,
+  idleResetMs: 300_000,
 
   capacityRps: 1000,
   baseLatencyMs: null,
   capacityRiseLimit: 0.02,
   capacityDropLimit: 0.4,
-  capacityRiseGain: 0.2,
-  capacityDropGain: 0.3,
+  capacityRiseGain: 0.05,
+  capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
 
   confidence: 2,
+  planSoftness: 0.01,
   baselineDrift: 0.01,
   gainDrift: 0.003,
   rpsNoise: 0.02,

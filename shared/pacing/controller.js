@@ -5,19 +5,17 @@
 // equations and the reasoning; controller-options.js every parameter.
 //
 // Each update:
-//  1. records the sends since the last update in the load ledger (feedforward state);
-//  2. with a fresh gateway observation, updates the baseline/requests-per-send filter and
-//     the capacity estimate (feedback);
+//  1. records the sends since the last update in the load ledgers (feedforward state);
+//  2. with a fresh gateway observation, updates the wake-up model bank's baseline and
+//     requests-per-send filters and the capacity estimate (feedback);
 //  3. plans the largest rate whose future load stays within capacity (dead-time
-//     compensation);
+//     compensation), the lowest over the wake-up shapes the data still allows;
 //  4. applies the guards: cut at once on errors or p99, no second cut within one open
 //     delay, decay to a safe rate when metrics are stale, and the min/max bounds.
 import { resolveControllerOptions } from './controller-options.js';
-import { binKernel, cumulativeKernel, medianRequestDelayMs, requestTimeMassPerSecond } from './wake-up-model.js';
-import { createLoadLedger } from './load-ledger.js';
-import { createParameterEstimator } from './parameter-estimator.js';
+import { medianRequestDelayMs } from './wake-up-model.js';
+import { createModelBank } from './model-bank.js';
 import { createCapacityEstimator } from './capacity-estimator.js';
-import { createRatePlanner } from './rate-planner.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
@@ -61,24 +59,7 @@ export function createController(options) {
  */
 export function createInspectableController(options) {
   const o = resolveControllerOptions(options);
-  const binSeconds = o.binMs / 1000;
-  const massPerSecond = requestTimeMassPerSecond({
-    openDelay: [{ share: 1, medianMs: o.openDelayMedianMs, sigma: o.openDelaySigma }],
-    session: { kind: 'uniform', lengthMs: o.sessionMs }
-  }, { tailMass: o.kernelTailMass });
-  const kernel = binKernel(massPerSecond, binSeconds);
-  const cumulative = cumulativeKernel(kernel);
-  const ledger = createLoadLedger({ kernel, binMs: o.binMs, pastBins: Math.ceil((o.metricsLagMs + o.metricsWindowMs) / o.binMs) + 2 });
-  const requestsPerSend = o.openProbability * o.requestsPerOpen;
-  const params = createParameterEstimator({
-    requestsPerSend,
-    // priorUncertainty is where the upper confidence bound starts: prior + z·sd = prior × factor.
-    requestsPerSendSd: o.confidence > 0 ? (requestsPerSend * (o.priorUncertainty - 1)) / o.confidence : requestsPerSend * (o.priorUncertainty - 1),
-    baselineDrift: o.baselineDrift,
-    gainDrift: o.gainDrift,
-    rpsNoise: o.rpsNoise,
-    windowSeconds: o.metricsWindowMs / 1000
-  });
+  const bank = createModelBank(o);
   const setpointMs = o.setpointRatio * o.sloP95Ms;
   const capacity = createCapacityEstimator({
     capacityRps: o.capacityRps,
@@ -91,8 +72,7 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare
   });
-  const planner = createRatePlanner({ kernel, cumulative, binMs: o.binMs });
-  const holdMs = o.cutHoldMs ?? medianRequestDelayMs(massPerSecond);
+  const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.best().massPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
 
   /** @type {number | null} */
@@ -101,14 +81,15 @@ export function createInspectableController(options) {
   let lastGatewayAt = null;
   /** @type {number | null} */
   let lastWindowAt = null;
+  /** @type {number | null} */
+  let lastSendAt = null;
+  let gainIsPrior = true;
   let lastRate = safeRate;
   let cap = Infinity;
   let holdUntil = -Infinity;
-  /** The envelope that stale metrics decay: where it started and from which rate. */
-  /** @type {{ since: number, from: number } | null} */
+  /** @type {{ since: number, from: number } | null} the envelope stale metrics decay: when it started, from which rate */
   let stale = null;
   let lastPlan = 0;
-  let lastMaxUnitLoad = 0;
 
   /**
    * @param {Observation} observation
@@ -124,23 +105,36 @@ export function createInspectableController(options) {
     // 1. Feedforward state: what has been sent, as the load it will cause.
     const from = lastNow === null || lastNow > now ? now - o.binMs : lastNow;
     const interval = lastNow === null || now <= lastNow ? o.binMs : Math.min(o.binMs, now - lastNow);
-    ledger.advanceTo(Math.floor(now / o.binMs));
-    ledger.addSends(from, now, sent);
+    bank.record(now, from, now, sent);
     lastNow = now;
+    // No sends for a while: whatever comes next may be another campaign with another open
+    // rate, so its first burst is sized from the prior again, not from the last campaign.
+    if (sent > 0) {
+      lastSendAt = now;
+      gainIsPrior = false;
+    } else if (!gainIsPrior && (lastSendAt === null || now - lastSendAt >= o.idleResetMs)) {
+      bank.resetGain();
+      gainIsPrior = true;
+    }
 
     // 2. Feedback: the gateway's window, aligned with the load predicted for that window.
     /** @type {RateReason | null} */
     let cutNow = null;
     if (gateway) {
       const windowEnd = now - o.metricsLagMs;
-      params.update({
-        rps: gateway.rps,
-        unitLoad: ledger.meanOver(windowEnd - o.metricsWindowMs, windowEnd),
-        dtMs: lastWindowAt === null ? o.metricsWindowMs : now - lastWindowAt
-      });
+      // A saturated gateway's request counters show its throughput, not the demand, so such
+      // windows say nothing about baseline or requests per send.
+      if (gateway.p95Ms < 2 * o.sloP95Ms && gateway.errorRatio <= o.maxErrorRatio) {
+        bank.observe({
+          rps: gateway.rps,
+          windowStartMs: windowEnd - o.metricsWindowMs,
+          windowEndMs: windowEnd,
+          dtMs: lastWindowAt === null ? o.metricsWindowMs : now - lastWindowAt
+        });
+        lastWindowAt = now;
+      }
       capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms });
       lastGatewayAt = now;
-      lastWindowAt = now;
       stale = null;
       const errors = gateway.errorRatio > o.maxErrorRatio;
       if (errors || gateway.p99Ms > o.p99LimitMs) {
@@ -151,18 +145,15 @@ export function createInspectableController(options) {
           holdUntil = now + holdMs;
           cutNow = errors ? 'error-cut' : 'latency-cut';
         }
-      } else if (now >= holdUntil && cap < Infinity) {
-        cap *= o.cutRecovery;
-        if (cap >= o.maxRate) cap = Infinity;
+      } else if (now >= holdUntil) {
+        // One open delay later the model has absorbed the event (the capacity estimate has
+        // followed the latency, the load in flight has arrived): the plan is in charge again.
+        cap = Infinity;
       }
     }
 
     // 3. The plan.
-    let planned = 0;
-    if (params.initialised) {
-      lastMaxUnitLoad = params.maxUnitLoad(capacity.capacity, o.confidence);
-      planned = planner.plan({ nowMs: now, maxUnitLoad: lastMaxUnitLoad, committed: ledger.at, intervalMs: interval });
-    }
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity, intervalMs: interval }) : 0;
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.
@@ -173,9 +164,9 @@ export function createInspectableController(options) {
     if (isStale) {
       stale ??= { since: now, from: lastGatewayAt === null ? safeRate : Math.max(lastRate, safeRate) };
       const envelope = safeRate + (stale.from - safeRate) * Math.exp(-(now - stale.since) / o.staleDecayMs);
-      if (!params.initialised || envelope <= decision.rate) decision = { rate: envelope, reason: 'stale' };
+      if (!bank.initialised || envelope <= decision.rate) decision = { rate: envelope, reason: 'stale' };
     }
-    if (decision.rate > o.maxRate) decision = { rate: o.maxRate, reason: cutNow ?? 'max-rate' };
+    if (decision.rate >= o.maxRate) decision = { rate: o.maxRate, reason: cutNow ?? (decision.reason === 'plan' ? 'max-rate' : decision.reason) };
     if (decision.rate < o.minRate) decision = { rate: o.minRate, reason: cutNow ?? 'min-rate' };
     lastRate = decision.rate;
     return decision;
@@ -186,9 +177,8 @@ export function createInspectableController(options) {
     /** Internal estimates after the last update. */
     snapshot() {
       return {
-        ...params.snapshot(),
+        ...bank.snapshot(),
         ...capacity.snapshot(),
-        maxUnitLoad: lastMaxUnitLoad,
         planned: lastPlan,
         cap,
         holdUntil,

@@ -34,12 +34,38 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
   let initialised = false;
   const minGain = requestsPerSend * 1e-3;
 
+  /** Measurement variance of one window's rps. @param {number} rps */
+  const measurementVariance = (rps) => rps / windowSeconds + (rpsNoise * rps) ** 2 + 1;
+
+  /** The covariance after the random walk over dtMs. @param {number} dtMs */
+  function drifted(dtMs) {
+    const minutes = Math.max(0, dtMs) / 60_000;
+    return {
+      pBB: pBB + (baselineDrift * Math.max(baseline, 1)) ** 2 * minutes,
+      pBa,
+      paa: paa + (gainDrift * gain) ** 2 * minutes
+    };
+  }
+
+  /**
+   * What the filter expects of a window, before seeing it: the innovation (observed minus
+   * predicted rps) and its variance. The model bank scores its members with these.
+   * @param {{ rps: number, unitLoad: number, dtMs: number }} observation
+   */
+  function predict({ rps, unitLoad: u, dtMs }) {
+    const p = drifted(dtMs);
+    return {
+      innovation: rps - (baseline + gain * u),
+      variance: p.pBB + 2 * u * p.pBa + u * u * p.paa + measurementVariance(rps)
+    };
+  }
+
   /**
    * One metrics window: observed total rps and the unit load predicted for the same window.
    * @param {{ rps: number, unitLoad: number, dtMs: number }} observation
    */
   function update({ rps, unitLoad, dtMs }) {
-    const noise = rps / windowSeconds + (rpsNoise * rps) ** 2 + 1;
+    const noise = measurementVariance(rps);
     if (!initialised) {
       baseline = Math.max(0, rps - gain * unitLoad);
       pBB = noise + (0.2 * rps) ** 2;
@@ -47,9 +73,7 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
       return;
     }
     // Predict: both drift as random walks over the time since the last window.
-    const minutes = Math.max(0, dtMs) / 60_000;
-    pBB += (baselineDrift * Math.max(baseline, 1)) ** 2 * minutes;
-    paa += (gainDrift * gain) ** 2 * minutes;
+    ({ pBB, pBa, paa } = drifted(dtMs));
 
     // Correct, with the innovation clipped at 3 standard deviations so that one odd window
     // (a spike of non-push traffic) moves the estimates only a bounded step.
@@ -107,8 +131,20 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
     return lo;
   }
 
+  /**
+   * Forgets what was learned about requests per send (a new campaign may engage users
+   * differently); the baseline stays.
+   */
+  function resetGain() {
+    gain = requestsPerSend;
+    paa = requestsPerSendSd ** 2;
+    pBa = 0;
+  }
+
   return {
+    predict,
     update,
+    resetGain,
     loadBound,
     maxUnitLoad,
     get initialised() { return initialised; },

@@ -1,37 +1,37 @@
 // Dead-time compensation: choose the send rate from the load it will cause, not from the
-// load it causes now.
+// load it causes now (model-predictive control over the wake-up horizon).
 //
 // In unit-load terms (requests per second per unit of requests-per-send), the gateway can
-// take at most X* more push-induced load (X* from the parameter estimator's upper bound and
-// the capacity estimate). U(j) is the load already committed by past sends to bin j ahead
-// (the load ledger), κ(j) the share of a send's requests arriving j bins after its own bin,
-// K(j) = κ(0) + ... + κ(j). The plan is: send at r for the next interval, then at X* for
-// ever after. The largest admissible r keeps every future bin within X*:
+// take X* of push-induced load (from the parameter estimator's upper bound and the capacity
+// estimate). U(j) is the load already committed by past sends to bin j ahead (the load
+// ledger), κ(j) the share of a send's requests arriving j bins after its own bin and
+// K(j) = κ(0) + ... + κ(j). The plan: send at r for the next interval T, then at X* for ever
+// after. Its predicted excess in bin j is
 //
-//   U(j) + r·(T/Δ)·κ(j) + X*·K(j-1) ≤ X*      for all j ≥ 0
-//   r = min_j  (X*·(1 - K(j-1)) - U(j)) / ((T/Δ)·κ(j))
+//   e_j(r) = U(j) + r·p_j + X*·K(j-1) - X*,      p_j = (T/Δ)·κ(j)
 //
-// with T the interval and Δ the bin. The continuation at X* is what sending at the
-// steady-state maximum would add, so the plan never spends future room that steady sending
-// will need; but while that room is still empty (at the start, or after a pause) r may
-// exceed X*: the first sends' load arrives only minutes later, and the plan fills the gap.
-// In steady state the constraint reduces to r = X*. Since the previous plan's continuation
-// is always admissible again, r ≥ X* whenever the estimates hold still (recursive
-// feasibility), so the controller does not starve after a burst; when the estimates drop,
-// the committed load is over the new X* and r is 0 until it has drained, exactly as long as
-// the model says.
+// A hard constraint e_j ≤ 0 for all j makes the rate jump to 0 whenever X* dips below the
+// committed load by a hair, because bins where r has almost no influence (the next few
+// seconds, the far tail) then bind. So the excess is a soft constraint with a quadratic
+// penalty, and r maximises
+//
+//   J(r) = r - (1 / (2θ·X*)) · Σ_j max(0, e_j(r))²
+//
+// J is concave; its maximum solves Σ_j p_j·max(0, e_j(r)) = θ·X*, found by bisection. θ is
+// set from the `softness` s as θ = s·Σ p_j², which makes the steady state r = X*·(1 + s):
+// s is the share by which the plan lets predicted load exceed X* for the sake of a smooth
+// rate; the planner aims at X*/(1 + s) to cancel it. With a small s the plan still fills
+// the empty room at the start with a burst sized to the kernel's peak (the first sends'
+// load arrives only minutes later) and, when X* drops by ε, lowers r smoothly in
+// proportion to ε instead of stopping; when the committed load is far over X*, r is 0 until
+// it has drained, exactly as long as the model says.
 
 /**
- * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number }} model
+ * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number, softness: number }} model
  */
-export function createRatePlanner({ kernel, cumulative, binMs }) {
-  let peak = 0;
-  for (const k of kernel) peak = Math.max(peak, k);
-  // Bins where a send puts under 1% of its peak share are left out: their constraint is
-  // loose for any sensible r, and the far tail of committed load (which r can barely touch)
-  // must not stop sending.
-  const relevant = [];
-  for (let j = 0; j < kernel.length; j++) if (kernel[j] >= 0.01 * peak) relevant.push(j);
+export function createRatePlanner({ kernel, cumulative, binMs, softness }) {
+  let sumSquares = 0;
+  for (const k of kernel) sumSquares += k * k;
 
   /**
    * @param {object} input
@@ -39,20 +39,42 @@ export function createRatePlanner({ kernel, cumulative, binMs }) {
    * @param {number} input.maxUnitLoad  X*
    * @param {(bin: number) => number} input.committed  U: unit load per absolute bin
    * @param {number} input.intervalMs   how long the returned rate will hold
-   * @returns {number} sends per second (may be Infinity if nothing constrains it)
+   * @param {number} input.maxRate      no need to look beyond this
+   * @returns {number} sends per second
    */
-  function plan({ nowMs, maxUnitLoad, committed, intervalMs }) {
+  function plan({ nowMs, maxUnitLoad, committed, intervalMs, maxRate }) {
     if (!(maxUnitLoad > 0)) return 0;
+    const target = maxUnitLoad / (1 + softness);
     const currentBin = Math.floor(nowMs / binMs);
     const pulse = Math.min(1, intervalMs / binMs);
-    let rate = Infinity;
-    for (const j of relevant) {
-      const continuation = j === 0 ? 0 : cumulative[j - 1];
-      const room = maxUnitLoad * (1 - continuation) - committed(currentBin + j);
-      if (room <= 0) return 0;
-      rate = Math.min(rate, room / (pulse * kernel[j]));
+    const theta = softness * sumSquares * pulse * pulse * target;
+    // Excess before r: e_j(0).
+    const base = new Float64Array(kernel.length);
+    for (let j = 0; j < kernel.length; j++) {
+      base[j] = committed(currentBin + j) + target * (j === 0 ? 0 : cumulative[j - 1]) - target;
     }
-    return rate;
+    /** Σ p_j·max(0, e_j(r)) - θ·X*: increasing in r. @param {number} r */
+    const marginal = (r) => {
+      let sum = 0;
+      for (let j = 0; j < kernel.length; j++) {
+        const p = pulse * kernel[j];
+        const e = base[j] + r * p;
+        if (e > 0) sum += p * e;
+      }
+      return sum - theta;
+    };
+    if (marginal(0) >= 0) return 0;
+    let hi = Math.max(1, target);
+    while (marginal(hi) < 0) {
+      if (hi >= maxRate) return maxRate;
+      hi = Math.min(maxRate, hi * 2);
+    }
+    let lo = 0;
+    for (let i = 0; i < 50 && hi - lo > 1e-6 * hi; i++) {
+      const mid = (lo + hi) / 2;
+      if (marginal(mid) < 0) lo = mid; else hi = mid;
+    }
+    return lo;
   }
 
   return { plan };

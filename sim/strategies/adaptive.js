@@ -1,0 +1,52 @@
+// adaptive: the pacing controller (shared/pacing/controller.js), the same module the
+// governor runs, fed the simulated gateway's metrics windows every control interval. It
+// starts during the warm-up, as the always-running governor would have, so it has seen the
+// baseline before the first send.
+import { createInspectableController } from '../../shared/pacing/controller.js';
+import { createPacer } from './pacer.js';
+
+/** @typedef {import('./strategy.js').Strategy} Strategy */
+
+/**
+ * The controller's options for a scenario: the SLO, metrics timing and SNS limit come from
+ * the scenario's world (the governor reads them from its config); the priors from
+ * strategies.adaptive.controller, else the controller's defaults.
+ * @param {import('../scenario.js').Scenario} scenario
+ */
+export function adaptiveControllerOptions(scenario) {
+  return {
+    sloP95Ms: scenario.slo.p95Ms,
+    metricsWindowMs: scenario.metrics.windowSeconds * 1000,
+    metricsLagMs: scenario.metrics.lagSeconds * 1000,
+    maxRate: scenario.sns.maxRate,
+    ...scenario.strategies.adaptive.controller
+  };
+}
+
+/** @param {import('../scenario.js').Scenario} scenario @returns {Strategy} */
+export function createAdaptiveStrategy(scenario) {
+  const interval = scenario.strategies.adaptive.controlIntervalSeconds;
+  const controller = createInspectableController(adaptiveControllerOptions(scenario));
+  const pacer = createPacer();
+  /** @type {Array<Record<string, number | string | boolean>>} */
+  const trace = [];
+  let rate = 0;
+  let sentSinceUpdate = 0;
+  return {
+    name: 'adaptive',
+    trace,
+    sendsAt({ t, remaining, snsMax, observe }) {
+      if (((t % interval) + interval) % interval === 0) {
+        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe() });
+        sentSinceUpdate = 0;
+        rate = decision.rate;
+        const s = controller.snapshot();
+        trace.push({ t, rate, reason: decision.reason, capacity: s.capacity, baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, maxUnitLoad: s.maxUnitLoad, uncertaintyRps: s.uncertaintyRps, models: s.plausibleModels, shape: `${s.medianFactor.toFixed(2)}/${s.sigmaFactor.toFixed(2)}` });
+      }
+      if (t < 0) return 0;
+      const n = pacer.take(rate, Math.min(remaining, snsMax));
+      sentSinceUpdate += n;
+      return n;
+    }
+  };
+}

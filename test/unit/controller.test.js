@@ -1,0 +1,207 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createController, createInspectableController } from '../../shared/pacing/controller.js';
+import { CONTROLLER_DEFAULTS } from '../../shared/pacing/controller-options.js';
+import { requestTimeMassPerSecond } from '../../shared/pacing/wake-up-model.js';
+
+/** @typedef {import('../../shared/pacing/controller.js').GatewaySample} GatewaySample */
+
+const healthy = (rps = 400) => ({ p95Ms: 150, p99Ms: 200, errorRatio: 0, rps });
+
+/**
+ * A controller that has watched the idle gateway for 5 minutes (as the always-running
+ * governor has before a campaign starts), then `updates` of sending at its own rate.
+ * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} options
+ */
+function warmed(options, { updates = 0 } = {}) {
+  const controller = createInspectableController(options);
+  let now = 0;
+  let decision = controller.update({ now, sent: 0, gateway: healthy() });
+  for (let i = 0; i < 30; i++) decision = controller.update({ now: (now += 10_000), sent: 0, gateway: healthy() });
+  for (let i = 0; i < updates; i++) decision = controller.update({ now: (now += 10_000), sent: decision.rate * 10, gateway: healthy() });
+  return {
+    controller,
+    get now() { return now; },
+    /** @param {GatewaySample | null} gateway @param {number} [dt] */
+    step(gateway, dt = 10_000) {
+      decision = controller.update({ now: (now += dt), sent: decision.rate * dt / 1000, gateway });
+      return decision;
+    },
+    get decision() { return decision; }
+  };
+}
+
+test('the public contract: createController gives { update } and update gives { rate, reason }', () => {
+  const controller = createController();
+  assert.deepEqual(Object.keys(controller), ['update']);
+  const decision = controller.update({ now: 0, sent: 0, gateway: healthy() });
+  assert.deepEqual(Object.keys(decision).sort(), ['rate', 'reason']);
+  assert.equal(typeof decision.rate, 'number');
+  assert.throws(() => controller.update({ now: NaN, sent: 0, gateway: null }), TypeError);
+  assert.throws(() => controller.update({ now: 1, sent: -1, gateway: null }), TypeError);
+  assert.throws(() => createController(/** @type {any} */ ({ capacityRPS: 5 })), (err) => /** @type {any} */ (err).code === 'PUSH_ERR_INPUT' && /capacityRPS is unknown/.test(/** @type {Error} */ (err).message));
+  assert.throws(() => createController({ minRate: 10, maxRate: 5 }), /minRate \(10\) is above maxRate \(5\)/);
+});
+
+test('never above maxRate, and the reason says so', () => {
+  const w = warmed({ maxRate: 100 });
+  for (let i = 0; i < 60; i++) {
+    const d = w.step(healthy(400 + 1.5 * w.decision.rate * 0.5));
+    assert.ok(d.rate <= 100);
+  }
+  assert.equal(w.decision.rate, 100);
+  assert.equal(w.decision.reason, 'max-rate');
+});
+
+test('never below minRate, even when the gateway is far past its capacity', () => {
+  const w = warmed({ minRate: 5, maxRate: 1000 }, { updates: 6 });
+  /** @type {Set<string>} */
+  const reasons = new Set();
+  for (let i = 0; i < 30; i++) {
+    // Throughput (what the request counter shows) of 700/s with an 8-s p95: the gateway's
+    // capacity at the SLO is below even its baseline, so the plan is 0.
+    const d = w.step({ p95Ms: 8000, p99Ms: 15_000, errorRatio: 0, rps: 700 });
+    assert.ok(d.rate >= 5, `rate ${d.rate}`);
+    reasons.add(d.reason);
+  }
+  assert.ok(reasons.has('min-rate'), [...reasons].join(', '));
+  assert.ok(w.controller.snapshot().capacity < 1000, 'the capacity estimate followed the latency down');
+});
+
+test('an error spike cuts the rate at once', () => {
+  const w = warmed({ maxRate: 100 }, { updates: 12 });
+  assert.equal(w.decision.rate, 100);
+  const d = w.step({ ...healthy(600), errorRatio: 0.2 });
+  assert.equal(d.reason, 'error-cut');
+  assert.ok(d.rate <= 100 * CONTROLLER_DEFAULTS.cutFactor + 1e-9, `rate ${d.rate}`);
+});
+
+test('a p99 over its limit cuts at once too', () => {
+  const w = warmed({ maxRate: 100, p99LimitMs: 900 }, { updates: 12 });
+  const d = w.step({ ...healthy(600), p99Ms: 1500 });
+  assert.equal(d.reason, 'latency-cut');
+  assert.ok(d.rate <= 50 + 1e-9);
+});
+
+test('no second cut within one open delay; after it, the guard may cut again, and without errors the plan takes over', () => {
+  const w = warmed({ maxRate: 100 }, { updates: 12 });
+  const holdMs = w.controller.snapshot().holdMs;
+  assert.ok(holdMs >= 90_000 && holdMs <= 180_000, `hold ${holdMs} ms is about one open delay`);
+  const spike = { ...healthy(600), errorRatio: 0.2 };
+  const first = w.step(spike);
+  assert.equal(first.rate, 50);
+  const cutAt = w.now;
+  // The load already sent keeps arriving: errors go on, and the rate stays where the first cut put it.
+  while (w.now + 10_000 < cutAt + holdMs) {
+    const d = w.step(spike);
+    assert.equal(d.rate, 50, `at +${w.now - cutAt} ms`);
+    assert.equal(d.reason, 'cut-hold');
+  }
+  // One open delay later, errors still there: a second cut.
+  let d = w.step(spike);
+  while (d.reason === 'cut-hold') d = w.step(spike);
+  assert.equal(d.reason, 'error-cut');
+  assert.equal(d.rate, 25);
+  // Errors gone and the hold over: the cap lifts and the model's rate returns.
+  for (let i = 0; i < 20; i++) d = w.step(healthy(450));
+  assert.equal(d.rate, 100);
+  assert.equal(d.reason, 'max-rate');
+});
+
+test('missing metrics: the plan goes on for the staleness window, then the rate decays to the safe floor', () => {
+  const options = { maxRate: 400, safeRate: 20, staleAfterMs: 60_000, staleDecayMs: 60_000 };
+  const w = warmed(options, { updates: 60 });
+  const before = w.decision.rate;
+  assert.ok(before > 100, `rate before ${before}`);
+  let d = w.step(null);
+  for (let i = 0; i < 4; i++) {
+    assert.notEqual(d.reason, 'stale', 'a short gap is not stale');
+    d = w.step(null);
+  }
+  /** @type {number[]} */
+  const rates = [];
+  for (let i = 0; i < 60; i++) {
+    d = w.step(null);
+    rates.push(d.rate);
+  }
+  assert.equal(d.reason, 'stale');
+  for (let i = 1; i < rates.length; i++) assert.ok(rates[i] <= rates[i - 1] + 1e-9, 'decays monotonically');
+  assert.ok(Math.abs(d.rate - 20) < 0.5, `rate after 10 minutes without metrics: ${d.rate}`);
+  // A sample with a non-number field counts as missing, too.
+  d = w.step(/** @type {any} */ ({ p95Ms: 'n/a', p99Ms: 1, errorRatio: 0, rps: 1 }));
+  assert.equal(d.reason, 'stale');
+  // Metrics back: no longer stale.
+  d = w.step(healthy(450));
+  assert.notEqual(d.reason, 'stale');
+});
+
+test('with no metrics ever, it sends at the safe rate', () => {
+  const controller = createController({ safeRate: 15 });
+  for (let t = 0; t < 5; t++) assert.deepEqual(controller.update({ now: t * 10_000, sent: 0, gateway: null }), { rate: 15, reason: 'stale' });
+});
+
+test('after a pause longer than idleResetMs, requests per send goes back to the prior', () => {
+  const w = warmed({ idleResetMs: 120_000 });
+  // Sending while the gateway shows twice the prior's load per send.
+  const c = w.controller;
+  let now = w.now;
+  let sent = 0;
+  /** @type {number[]} */
+  const history = [];
+  for (let i = 0; i < 60; i++) {
+    const push = 3 * history.slice(-12).reduce((s, n) => s + n, 0) / 120; // crude: a = 3, arriving within 2 minutes
+    const d = c.update({ now: (now += 10_000), sent, gateway: healthy(400 + push) });
+    sent = Math.min(d.rate, 300) * 10;
+    history.push(sent);
+  }
+  assert.ok(c.snapshot().requestsPerSend > 2, `learned ${c.snapshot().requestsPerSend}`);
+  for (let i = 0; i < 14; i++) c.update({ now: (now += 10_000), sent: 0, gateway: null });
+  assert.ok(Math.abs(c.snapshot().requestsPerSend - 1.5) < 1e-9, `after the pause: ${c.snapshot().requestsPerSend}`);
+});
+
+test('closed loop with a known wake-up model: converges to the SLO capacity without overshoot', () => {
+  // The plant: the controller's own wake-up model (a = 0.1 × 15 = 1.5 requests per send,
+  // log-normal open delay with median 90 s and σ 1, 60-s sessions), a constant baseline of
+  // 400 requests/s, and a gateway of 1,250 requests/s whose p95 is 50 + 47.9/(1 - ρ) ms.
+  const a = 1.5;
+  const baseline = 400;
+  const mu = 1250;
+  const p95 = (/** @type {number} */ rps) => 50 + 47.9 / Math.max(0.02, 1 - rps / mu);
+  const p99 = (/** @type {number} */ rps) => 50 + 73.7 / Math.max(0.02, 1 - rps / mu);
+  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
+  const seconds = 3600;
+  const load = new Float64Array(seconds + mass.length).fill(baseline);
+  const controller = createInspectableController({ sloP95Ms: 400, capacityRps: 1000, maxRate: 30_000 });
+  /** @type {GatewaySample[]} */
+  const windows = [];
+  const rates = new Float64Array(seconds);
+  let rate = 0;
+  let sentSince = 0;
+  for (let t = -300; t < seconds; t++) {
+    if (t % 10 === 0) {
+      const k = Math.floor((t - 10) / 10) - 1 + 30; // the window that ended 10 s ago (windows start at t = -300)
+      rate = controller.update({ now: t * 1000, sent: sentSince, gateway: windows[k] ?? null }).rate;
+      sentSince = 0;
+    }
+    if (t >= 0) {
+      rates[t] = rate;
+      sentSince += rate;
+      for (let j = 0; j < mass.length; j++) load[t + j] += a * rate * mass[j];
+    }
+    if ((t + 300 + 1) % 10 === 0) {
+      let mean = 0;
+      for (let s = t - 9; s <= t; s++) mean += (s < 0 ? baseline : load[s]) / 10;
+      windows.push({ p95Ms: p95(mean), p99Ms: p99(mean), errorRatio: 0, rps: mean });
+    }
+  }
+  const campaignWindows = windows.slice(30);
+  const peak = Math.max(...campaignWindows.map((w) => w.p95Ms));
+  assert.ok(peak <= 400, `p95 peaked at ${peak.toFixed(0)} ms, over the 400 ms SLO`);
+  // Steady state: the load at the 320 ms setpoint is 1,250 × (1 - 47.9/270) = 1,028 requests/s,
+  // so the rate should settle near (1,028 - 400) / 1.5 = 419 sends/s.
+  let late = 0;
+  for (let t = 2400; t < 3600; t++) late += rates[t] / 1200;
+  assert.ok(late > 0.9 * 419 && late < 1.03 * 419, `settled at ${late.toFixed(0)} sends/s`);
+  const lateP95 = campaignWindows.slice(-60).map((w) => w.p95Ms);
+  assert.ok(Math.max(...lateP95) < 360 && Math.min(...lateP95) > 250, `p95 in the last 10 min: ${Math.min(...lateP95).toFixed(0)}–${Math.max(...lateP95).toFixed(0)} ms`);
+});

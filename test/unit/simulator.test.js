@@ -1,0 +1,159 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadScenario, resolveScenario } from '../../sim/scenario.js';
+import { simulate } from '../../sim/simulate.js';
+import { createWorld } from '../../sim/world.js';
+import { planOracle } from '../../sim/oracle-planner.js';
+import { maximise } from '../../sim/linear-program.js';
+import { createGatewayModel } from '../../sim/gateway-model.js';
+import { predictLoad } from '../../shared/pacing/wake-up-model.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** A 100,000-device version of the all-users announcement: a few simulated minutes. */
+const small = () => resolveScenario({ name: 'small', audience: 100_000, seed: 7 });
+
+test('a small scenario runs fast and the same seed gives the same run', () => {
+  const first = simulate(small(), 'adaptive');
+  const second = simulate(small(), 'adaptive');
+  assert.ok(first.runtimeMs < 2000, `${first.runtimeMs} ms`);
+  assert.deepEqual({ ...first, runtimeMs: 0 }, { ...second, runtimeMs: 0 });
+  assert.equal(first.sent, 100_000);
+  assert.ok(first.completed && first.completionSeconds !== null && first.completionSeconds > 60);
+  // Another seed changes the noise, not the shape of the result.
+  const other = simulate({ ...small(), seed: 8 }, 'adaptive');
+  assert.notDeepEqual({ ...first, runtimeMs: 0 }, { ...other, runtimeMs: 0 });
+});
+
+test('the oracle keeps the expected load within the SLO capacity at every second', () => {
+  const scenario = resolveScenario({ name: 'drop', audience: 200_000, gateway: { capacityChanges: [{ atSeconds: 300, durationSeconds: 600, factor: 0.6 }] } });
+  const world = createWorld(scenario);
+  const plan = planOracle(scenario, world);
+  const seconds = plan.sendsPerBin.length * plan.binSeconds;
+  const sends = new Float64Array(seconds);
+  for (let t = 0; t < seconds; t++) sends[t] = plan.sendsPerBin[Math.floor(t / plan.binSeconds)] / plan.binSeconds;
+  assert.ok(Math.abs(sends.reduce((s, n) => s + n, 0) - 200_000) < 1);
+  const push = predictLoad(sends, world.massPerSecond, world.requestsPerSend, seconds + world.massPerSecond.length);
+  const { binSeconds } = plan;
+  let worstBin = -Infinity;
+  let worstSecond = -Infinity;
+  for (let b = 0; b * binSeconds < push.length - binSeconds; b++) {
+    let mean = 0;
+    let room = Infinity;
+    for (let t = b * binSeconds; t < (b + 1) * binSeconds; t++) {
+      const cap = world.sloCapacityAt(t, scenario.strategies.oracle.confidence);
+      const load = world.baselineAt(t) + push[t];
+      mean += load / binSeconds;
+      room = Math.min(room, cap);
+      worstSecond = Math.max(worstSecond, load - cap);
+    }
+    worstBin = Math.max(worstBin, mean - room);
+  }
+  // The program bounds each bin's mean load exactly...
+  assert.ok(worstBin < 0.5, `a bin's expected load exceeded the SLO capacity by ${worstBin.toFixed(2)} requests/s`);
+  // ... and within a bin a steeply rising load (sends timed to arrive just as capacity
+  // returns) can top it by a few percent for a few seconds.
+  assert.ok(worstSecond < 0.06 * 1079, `a second's expected load exceeded the SLO capacity by ${worstSecond.toFixed(1)} requests/s`);
+  // It does not idle through the drop either: it sends something during it.
+  assert.ok(sends.slice(300, 900).some((n) => n > 0));
+  const run = simulate(scenario, 'oracle');
+  assert.equal(run.gatewayErrors, 0);
+  assert.ok(run.sloViolationShare <= 0.02, `oracle over the SLO in ${(run.sloViolationShare * 100).toFixed(1)}% of windows`);
+});
+
+test('blast violates the SLO and makes the gateway time out', () => {
+  const run = simulate({ ...small(), audience: 300_000 }, 'blast');
+  assert.ok(run.completionSeconds !== null && run.completionSeconds <= 10, `${run.completionSeconds} s`);
+  assert.ok(run.sloViolationShare > 0.2, `${run.sloViolationShare}`);
+  assert.ok(run.gatewayErrors > 0);
+  assert.ok(run.peakP95Ms > 10_000);
+});
+
+test('batches as the company sent them take 7-8 hours for a million devices, simulated in well under 10 s', () => {
+  const run = simulate(loadScenario(join(ROOT, 'sim/scenarios/all-users.json')), 'batches');
+  assert.ok(run.runtimeMs < 10_000, `${run.runtimeMs} ms`);
+  assert.ok(run.completionSeconds !== null && run.completionSeconds > 7 * 3600 && run.completionSeconds < 8 * 3600, `${run.completionSeconds} s`);
+});
+
+test('the simplex solves a program where sending greedily is half as fast', () => {
+  // Kernel [1, 10]: a send adds 1 to its own step's load and 10 to the next; room 10 per step.
+  // Greedy sends 1, 0, 1, 0 ...; the optimum sends 10/11 every step.
+  const n = 20;
+  const rows = [];
+  for (let j = 0; j <= n; j++) {
+    const row = new Float64Array(n);
+    if (j < n) row[j] = 1;
+    if (j >= 1) row[j - 1] = 10;
+    rows.push(row);
+  }
+  const { x, value } = maximise({ rows, bounds: new Float64Array(n + 1).fill(10), objective: new Float64Array(n).fill(1) });
+  assert.ok(value > 0.85 * n, `value ${value}`);
+  for (let j = 0; j <= n; j++) {
+    let load = 0;
+    for (let i = 0; i < n; i++) load += rows[j][i] * x[i];
+    assert.ok(load <= 10 + 1e-6);
+  }
+});
+
+test('the gateway model: M/M/1 latency per process, and timeouts only past capacity', () => {
+  const gateway = createGatewayModel({ processes: 20, serviceMs: 16, downstreamMs: 50, timeoutSeconds: 30 });
+  assert.equal(gateway.capacityRps(1), 1250);
+  assert.equal(gateway.capacityRps(0.6), 750);
+  const p95 = gateway.stationaryQuantile(625, 1, 0.95); // ρ = 0.5
+  assert.ok(Math.abs(p95 - (50 + (16 * Math.log(20)) / 0.5)) < 1e-9);
+  assert.ok(Math.abs(gateway.stationaryQuantile(gateway.rateAtP95(1, 400), 1, 0.95) - 400) < 1e-6);
+  // Below capacity: no backlog, no errors.
+  let state = gateway.step({ arrivals: 1000, factor: 1, backlog: 0 });
+  assert.equal(state.backlog, 0);
+  assert.ok(state.errors < 1e-6);
+  // 50% over capacity: the backlog grows 625/s and requests fail once it passes 30 s.
+  let backlog = 0;
+  let errors = 0;
+  for (let s = 0; s < 120; s++) {
+    state = gateway.step({ arrivals: 1875, factor: 1, backlog });
+    backlog = state.backlog;
+    errors += state.errors;
+    if (s === 29) assert.ok(errors < 1, `errors after 30 s: ${errors}`);
+  }
+  assert.equal(backlog, 30 * 1250);
+  assert.ok(errors > 1000);
+});
+
+test('scenario files: defaults fill the gaps and a misspelt field is an error naming it', () => {
+  const s = resolveScenario({ name: 'x', gateway: { processes: 10 } });
+  assert.equal(s.gateway.processes, 10);
+  assert.equal(s.gateway.serviceMs, 16);
+  assert.throws(() => resolveScenario({ name: 'x', gateway: { proceses: 10 } }), /gateway\.proceses is not a scenario field/);
+  assert.throws(() => resolveScenario({ name: 'x', audience: -1 }), /audience must be a number ≥ 1/);
+  assert.throws(() => resolveScenario({ audience: 5 }), /name is missing/);
+});
+
+test('every shipped scenario loads', () => {
+  for (const name of ['all-users', 'diurnal', 'noisy-neighbour', 'slow-openers', 'wrong-prior']) {
+    assert.equal(loadScenario(join(ROOT, `sim/scenarios/${name}.json`)).name, name);
+  }
+});
+
+test('the CLI prints one JSON object with the fields other tools compare', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'pushpace-sim-'));
+  try {
+    const file = join(dir, 'tiny.json');
+    await writeFile(file, JSON.stringify({ name: 'tiny', audience: 20_000 }));
+    const { stdout } = await promisify(execFile)(process.execPath, ['sim/main.js', '--scenario', file, '--strategy', 'static', '--json', '--chart', join(dir, 'c.svg')], { cwd: ROOT });
+    const result = JSON.parse(stdout);
+    for (const key of ['completionSeconds', 'sloViolationShare', 'gatewayErrors', 'peakP95Ms', 'strategy']) assert.ok(key in result, key);
+    assert.equal(result.strategy, 'static');
+    assert.equal(result.completionSeconds, 50); // 20,000 at the static 400/s
+    const { readFile } = await import('node:fs/promises');
+    const svg = await readFile(join(dir, 'c.svg'), 'utf8');
+    assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    await assert.rejects(promisify(execFile)(process.execPath, ['sim/main.js', '--scenario', join(dir, 'missing.json')], { cwd: ROOT }), (err) => /** @type {any} */ (err).code === 2);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
