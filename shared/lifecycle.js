@@ -2,11 +2,35 @@
 // handling within Heroku's 30 s window, and exit codes. Entry files call
 // runProcess; only they (through it) end the process.
 import cluster from 'node:cluster';
+import { loadConfig } from '../config/index.js';
 import { exitCodeFor } from './errors.js';
+import { createLogger } from './logger.js';
 
 /**
  * @typedef {{ close(): Promise<void> }} Running
  */
+
+/**
+ * Runs a Procfile process type: validates the environment (a bad variable exits 2
+ * with its name), logs as `name`, and runs `start` under runProcess, in
+ * WEB_CONCURRENCY processes when `clustered`.
+ * @param {string} name the process type
+ * @param {Record<string, string | undefined>} env process.env
+ * @param {(config: import('../config/index.js').Config, logger: import('pino').Logger) => Promise<Running>} start
+ * @param {{ clustered?: boolean }} [options]
+ */
+export async function runProcessType(name, env, start, { clustered = true } = {}) {
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    process.stderr.write(`${name}: ${/** @type {Error} */ (error).message}\n`);
+    process.exit(exitCodeFor(error));
+  }
+  const logger = createLogger(config, { process: name });
+  const processes = clustered ? config.webConcurrency : 1;
+  await runProcess({ logger, processes, shutdownTimeoutMs: config.shutdownTimeoutMs }, () => start(config, logger));
+}
 
 /**
  * Runs `start` in this process, or in `processes` cluster workers (as throng

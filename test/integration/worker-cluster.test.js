@@ -25,3 +25,11 @@ test('WEB_CONCURRENCY=2 forks two consuming processes and SIGTERM exits 0', { ti
     await emulator.close();
   }
 });
+
+test('a worker with a bad environment variable exits 2 naming it, before connecting anywhere', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const result = spawnSync(process.execPath, [new URL('../../workers/worker.js', import.meta.url).pathname],
+    { env: { PATH: process.env.PATH, WORKER_CONCURRENCY: 'many' }, encoding: 'utf8', timeout: 10_000 });
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /^worker: WORKER_CONCURRENCY must be a whole number/);
+});
