@@ -213,9 +213,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     stop() {
       stopping = true;
       for (const wakeUp of wakers) wakeUp();
-    },
-    /** The current concurrency limit per segment, after throttling. */
-    concurrency: () => throttle.limit(slotsPerSegment)
+    }
   };
 }
 
