@@ -29,11 +29,14 @@ export const DEFAULTS = Object.freeze({
   EVENTS_QUEUE: 'pushpace.ingest',
   INGEST_CONCURRENCY: 16,
   EVENT_DEDUPE_HOURS: 168,
-  TEMPLATES_DIR: 'templates'
+  TEMPLATES_DIR: 'templates',
+  GATEWAY_METRICS: 'none',
+  GATEWAY_HISTOGRAM: 'http_request_duration_seconds'
 });
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
+const GATEWAY_METRIC_KINDS = ['none', 'prometheus-api', 'metrics-scrape', 'active-probe'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
 const AWS_CREDENTIAL_VARS = [
   'AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE',
@@ -79,6 +82,7 @@ export function loadConfig(env) {
     logLevel: /** @type {import('pino').LevelWithSilent} */ (logLevel),
     // Share of the bucket's burst kept for transactional sends, which also get first claim on the rest.
     transactionalShare: read.number('TRANSACTIONAL_SHARE', { min: 0, max: 1 }),
+    gatewayMetrics: Object.freeze(gatewayMetricsConfig(env, read)),
     events: Object.freeze({
       exchange: read.string('EVENTS_EXCHANGE', /^[A-Za-z0-9_.:-]{1,255}$/, 'an exchange name (letters, digits, "_", ".", ":" or "-")'),
       routingKeys: read.string('EVENTS_ROUTING_KEYS', /^[A-Za-z0-9_.*#-]+(,[A-Za-z0-9_.*#-]+)*$/, 'comma-separated routing key patterns such as notification.#')
@@ -106,6 +110,20 @@ function snsConfig(env, read, emulatorPort) {
   // No endpoint and no credentials: a local run, so the bundled emulator.
   const endpoint = raw ? read.url('SNS_ENDPOINT', ['http:', 'https:']) : `http://127.0.0.1:${emulatorPort}`;
   return { region, endpoint, emulator: !hasAwsCredentials };
+}
+
+/**
+ * Where the governor reads the gateway's latency: GATEWAY_METRICS names the kind of
+ * source, GATEWAY_METRICS_URL where it is (required for every kind but none).
+ * @param {Record<string, string | undefined>} env
+ * @param {ReturnType<typeof reader>} read
+ */
+function gatewayMetricsConfig(env, read) {
+  const kind = /** @type {'none' | 'prometheus-api' | 'metrics-scrape' | 'active-probe'} */ (read.oneOf('GATEWAY_METRICS', GATEWAY_METRIC_KINDS));
+  const histogram = read.string('GATEWAY_HISTOGRAM', /^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'a Prometheus metric name');
+  if (kind === 'none') return { kind, url: null, histogram };
+  if (!env.GATEWAY_METRICS_URL?.trim()) throw new ConfigError(`GATEWAY_METRICS_URL is required when GATEWAY_METRICS is ${kind}`);
+  return { kind, url: read.url('GATEWAY_METRICS_URL', ['http:', 'https:']), histogram };
 }
 
 /**

@@ -12,7 +12,9 @@ const SCRIPTS = {
   finishSegment: { file: 'finish-segment.lua', keys: 2 },
   setState: { file: 'set-state.lua', keys: 1 },
   setRate: { file: 'set-rate.lua', keys: 1 },
-  eventLease: { file: 'event-lease.lua', keys: 1 }
+  eventLease: { file: 'event-lease.lua', keys: 1 },
+  governorRenew: { file: 'governor-renew.lua', keys: 1 },
+  governorRelease: { file: 'governor-release.lua', keys: 1 }
 };
 
 /**
@@ -22,7 +24,9 @@ const SCRIPTS = {
  *   eventLease(key: string, mode: string, owner: string, leaseMs: number, ttlMs: number, eventId: string): Promise<any>,
  *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
  *   finishSegment(campaign: string, segments: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
- *   setState(campaign: string, state: string, ...from: string[]): Promise<string>
+ *   setState(campaign: string, state: string, ...from: string[]): Promise<string>,
+ *   governorRenew(lease: string, holder: string, ttlMs: number): Promise<number>,
+ *   governorRelease(lease: string, holder: string): Promise<number>
  * }} PushRedis
  */
 
@@ -119,6 +123,8 @@ export function redisKeys(prefix) {
     bucket: `${tag}:bucket`,
     campaigns: `${tag}:campaigns`,
     disabledEndpoints: `${tag}:endpoints:disabled`,
+    /** Which governor process steers the rate: its id, with a TTL (shared/governor-lease.js). */
+    governorLease: `${tag}:governor:lease`,
     /** An event's idempotency record. @param {string} idempotencyKey */
     event: (idempotencyKey) => `${tag}:event:${idempotencyKey}`,
     /** @param {string} id */

@@ -22,7 +22,8 @@ test('each bad variable is named in the error', () => {
   const cases = {
     REDIS_URL: 'redis//x', SEND_RATE: 'fast', SEND_BURST: '1.5', SEGMENT_SIZE: '0', WORKER_CONCURRENCY: '-1',
     PUBLISH_CONCURRENCY: 'x', WEB_CONCURRENCY: '100', LOG_LEVEL: 'loud', QUEUE_BACKEND: 'kafka', AWS_REGION: 'mars',
-    DATABASE_URL: 'mysql://x', SNS_ENDPOINT: 'ftp://x', KEY_PREFIX: 'a b', AMQP_URL: 'http://x'
+    DATABASE_URL: 'mysql://x', SNS_ENDPOINT: 'ftp://x', KEY_PREFIX: 'a b', AMQP_URL: 'http://x',
+    GATEWAY_METRICS: 'graphite', TRANSACTIONAL_SHARE: '1.5', INGEST_CONCURRENCY: '0', EVENTS_ROUTING_KEYS: 'a b'
   };
   for (const [name, value] of Object.entries(cases)) {
     assert.throws(() => loadConfig({ [name]: value }), (error) => {
@@ -36,4 +37,10 @@ test('each bad variable is named in the error', () => {
 test('passwords never appear in messages', () => {
   assert.equal(redactUrl('redis://user:secret@host:6379'), 'redis://user:***@host:6379');
   assert.throws(() => loadConfig({ REDIS_URL: 'http://user:secret@host' }), (error) => !/** @type {Error} */ (error).message.includes('secret'));
+});
+
+test('a gateway metric source needs its URL', () => {
+  assert.throws(() => loadConfig({ GATEWAY_METRICS: 'metrics-scrape' }), /^ConfigError: GATEWAY_METRICS_URL is required when GATEWAY_METRICS is metrics-scrape$/);
+  assert.deepEqual({ ...loadConfig({ GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: 'http://gw:8080/healthz' }).gatewayMetrics },
+    { kind: 'active-probe', url: 'http://gw:8080/healthz', histogram: 'http_request_duration_seconds' });
 });

@@ -1,0 +1,179 @@
+// The governor: the one process (across all dynos, by a Redis lease) that steers the
+// shared token bucket's rate. Each tick it counts the sends since the last tick from
+// the bucket's grant counters, reads the gateway's metrics, asks the pacing controller
+// for a rate and writes it where every worker takes tokens. Each decision is logged
+// as one JSON line with its inputs, so a run can be replayed through the controller.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { createLease } from './governor-lease.js';
+import { redisKeys } from './redis.js';
+
+/** @typedef {import('./redis.js').PushRedis} PushRedis */
+/** @typedef {import('./token-bucket.js').TokenBucket} TokenBucket */
+/** @typedef {import('./pacing/controller.js').GatewaySample} GatewaySample */
+/** @typedef {import('./pacing/controller.js').Observation} Observation */
+/** @typedef {import('./pacing/controller.js').RateDecision} RateDecision */
+/** @typedef {{ update(observation: Observation): RateDecision, snapshot?(): unknown }} Controller */
+
+/** A dead holder is replaced within about ttl + ttl/3; 5 s is "within seconds" yet tolerates a slow Redis. */
+export const DEFAULT_LEASE_TTL_MS = 5000;
+
+/**
+ * Creates a governor; nothing happens until start().
+ * @param {object} options
+ * @param {PushRedis} options.redis        used for the lease (the bucket has its own reference)
+ * @param {string} options.keyPrefix       KEY_PREFIX: the lease key is under its hash tag
+ * @param {Pick<TokenBucket, 'settings' | 'set'>} options.bucket
+ * @param {Controller} options.controller  createController / createInspectableController, or a fake
+ * @param {() => Promise<GatewaySample | null>} options.readGateway  null when no metrics are available
+ * @param {import('pino').Logger} options.logger
+ * @param {number} options.tickMs          time between decisions (the controller's metrics window)
+ * @param {() => number} [options.now]     the controller's clock, ms
+ * @param {number} [options.maxRate]       sends/s never written above, whatever the controller says
+ * @param {number} [options.leaseTtlMs]
+ * @param {string} [options.holderId]      unique per process; host, pid and a random part by default
+ */
+export function createGovernor({
+  redis, keyPrefix, bucket, controller, readGateway, logger, tickMs,
+  now = Date.now, maxRate, leaseTtlMs = DEFAULT_LEASE_TTL_MS,
+  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+}) {
+  if (!(tickMs > 0)) throw new RangeError(`tickMs must be > 0, got ${tickMs}`);
+  if (maxRate !== undefined && !(maxRate >= 0)) throw new RangeError(`maxRate must be ≥ 0, got ${maxRate}`);
+  const lease = createLease(redis, { key: redisKeys(keyPrefix).governorLease, holderId, ttlMs: leaseTtlMs });
+  // Renewing three times per TTL leaves two chances for a slow or failed renew.
+  const renewMs = Math.max(1, Math.floor(leaseTtlMs / 3));
+
+  let stopped = true;
+  /** Whether we believe Redis holds our id; lease.valid() adds the local deadline. */
+  let held = false;
+  let tickCount = 0;
+  /** granted + grantedTransactional at the last tick; null right after acquiring the lease. */
+  /** @type {number | null} */
+  let lastGranted = null;
+  /** @type {NodeJS.Timeout | undefined} */
+  let leaseTimer;
+  /** @type {NodeJS.Timeout | undefined} */
+  let tickTimer;
+  /** @type {Promise<void>} */
+  let leaseWork = Promise.resolve();
+  /** @type {Promise<void>} */
+  let tickWork = Promise.resolve();
+
+  async function checkLease() {
+    try {
+      if (held) {
+        held = await lease.renew();
+        if (!held) {
+          clearTimeout(tickTimer);
+          logger.warn({ holderId }, 'governor lease lost: another governor steers the rate now');
+        }
+      } else {
+        held = await lease.acquire();
+        if (held && !stopped) {
+          logger.info({ holderId, leaseTtlMs }, 'governor lease acquired: steering the rate');
+          // Sends before now were another governor's to count.
+          lastGranted = null;
+          scheduleTick(0);
+        }
+      }
+    } catch (error) {
+      // Redis unreachable: keep trying. lease.valid() runs out on its own after
+      // ttl, so ticks stop before another governor could have taken over.
+      logger.warn({ err: error, holderId }, 'governor lease check failed');
+    }
+  }
+
+  function leaseLoop() {
+    if (stopped) return;
+    leaseWork = checkLease().finally(() => {
+      if (!stopped) leaseTimer = setTimeout(leaseLoop, renewMs);
+    });
+  }
+
+  /** @param {number} delayMs */
+  function scheduleTick(delayMs) {
+    clearTimeout(tickTimer);
+    tickTimer = setTimeout(() => {
+      tickWork = tick().finally(() => {
+        if (!stopped && held) scheduleTick(tickMs);
+      });
+    }, delayMs);
+  }
+
+  /** One decision: observe, decide, write, log. Acts only while the lease is certainly ours. */
+  async function tick() {
+    if (stopped || !lease.valid()) return;
+    try {
+      const settings = await bucket.settings();
+      const granted = settings.granted + settings.grantedTransactional;
+      // A counter going backwards (bucket key deleted) counts as no sends, not negative ones.
+      const sent = lastGranted === null ? 0 : Math.max(0, granted - lastGranted);
+      lastGranted = granted;
+      const gateway = await readGatewaySafely();
+      const at = now();
+      const decision = controller.update({ now: at, sent, gateway });
+      const rate = maxRate === undefined ? decision.rate : Math.min(decision.rate, maxRate);
+      // readGateway may have taken a while: if the lease ran out meanwhile, a successor
+      // may already be writing, and a late write of ours would override it.
+      const written = !stopped && lease.valid();
+      if (written) await bucket.set({ rate });
+      tickCount += 1;
+      logger.info({
+        tick: tickCount, now: at, sent, gateway, rate, reason: decision.reason,
+        ...(rate !== decision.rate ? { controllerRate: decision.rate } : {}),
+        ...(written ? {} : { written: false }),
+        ...(typeof controller.snapshot === 'function' ? { snapshot: controller.snapshot() } : {})
+      }, 'governor tick');
+    } catch (error) {
+      logger.error({ err: error }, 'governor tick failed; the bucket keeps its last rate');
+    }
+  }
+
+  /** A failing metric source counts as "metrics unavailable"; the controller then decays to its safe rate. */
+  async function readGatewaySafely() {
+    try {
+      return await readGateway();
+    } catch (error) {
+      logger.warn({ err: error }, 'reading gateway metrics failed');
+      return null;
+    }
+  }
+
+  return {
+    holderId,
+
+    /** Starts competing for the lease; ticks run while it is held. */
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      leaseLoop();
+    },
+
+    /** Stops ticking, waits for the tick in flight and releases the lease so another governor takes over at once. */
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(leaseTimer);
+      clearTimeout(tickTimer);
+      await Promise.allSettled([leaseWork, tickWork]);
+      if (held) {
+        held = false;
+        try {
+          await lease.release();
+          logger.info({ holderId }, 'governor lease released');
+        } catch (error) {
+          // It expires on its own within the TTL.
+          logger.warn({ err: error, holderId }, 'releasing the governor lease failed');
+        }
+      }
+    },
+
+    /** Whether this governor currently steers the rate. */
+    leading() {
+      return held && lease.valid();
+    }
+  };
+}
+
+/** @typedef {ReturnType<typeof createGovernor>} Governor */

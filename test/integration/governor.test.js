@@ -1,0 +1,243 @@
+// The governor against real Redis: the lease (one active, takeover after a kill,
+// hand-over on a clean stop, stepping down when it is taken) and what a tick writes and logs.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createRedis, redisKeys } from '../../shared/redis.js';
+import { createTokenBucket } from '../../shared/token-bucket.js';
+import { createLease } from '../../shared/governor-lease.js';
+import { createGovernor } from '../../shared/governor.js';
+import { createLogger } from '../../shared/logger.js';
+import { REDIS_URL, ROOT, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
+
+/** @type {Array<() => Promise<unknown>>} */
+const cleanups = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+});
+
+function newPrefix() {
+  const prefix = uniquePrefix();
+  cleanups.push(() => dropPrefix(prefix));
+  return prefix;
+}
+
+/** A Redis connection closed after the file. */
+function connect() {
+  const redis = createRedis(REDIS_URL, { name: 'pushpace:governor-test' });
+  cleanups.push(() => redis.quit());
+  return redis;
+}
+
+/**
+ * An in-process governor on its own Redis connection, logging into `lines`.
+ * @param {string} prefix
+ * @param {{ rate?: number, ttlMs?: number, tickMs?: number, maxRate?: number, snapshot?: boolean,
+ *   readGateway?: () => Promise<import('../../shared/pacing/controller.js').GatewaySample | null> }} [options]
+ */
+function startGovernor(prefix, { rate = 42, ttlMs = 1000, tickMs = 100, maxRate, snapshot = false, readGateway = async () => null } = {}) {
+  const redis = connect();
+  const bucket = createTokenBucket(redis, { keyPrefix: prefix, sendRate: 100, sendBurst: 5 });
+  /** @type {any[]} */
+  const lines = [];
+  const logger = createLogger({ logLevel: 'info' }, {}, { write: (line) => { lines.push(JSON.parse(line)); } });
+  /** @type {import('../../shared/pacing/controller.js').Observation[]} */
+  const observations = [];
+  const controller = {
+    /** @param {import('../../shared/pacing/controller.js').Observation} observation */
+    update(observation) {
+      observations.push(observation);
+      return { rate, reason: /** @type {const} */ ('plan') };
+    },
+    ...(snapshot ? { snapshot: () => ({ capacityRps: 900 }) } : {})
+  };
+  let clock = 1_000_000;
+  const governor = createGovernor({
+    redis, keyPrefix: prefix, bucket, controller, readGateway, logger, tickMs, maxRate,
+    leaseTtlMs: ttlMs, now: () => (clock += tickMs)
+  });
+  governor.start();
+  cleanups.push(() => governor.stop());
+  return { governor, bucket, redis, lines, observations, ticks: () => lines.filter((l) => l.msg === 'governor tick') };
+}
+
+test('the lease: SET NX, renew and release only by its holder', async () => {
+  const prefix = newPrefix();
+  const redis = connect();
+  const key = redisKeys(prefix).governorLease;
+  assert.match(key, new RegExp(`^\\{${prefix}\\}:`), 'the key is under the hash tag');
+  const a = createLease(redis, { key, holderId: 'a', ttlMs: 2000 });
+  const b = createLease(redis, { key, holderId: 'b', ttlMs: 2000 });
+  assert.equal(await a.acquire(), true);
+  assert.equal(a.valid(), true);
+  assert.equal(await b.acquire(), false);
+  assert.equal(b.valid(), false);
+  assert.equal(await b.renew(), false, 'renew does not revive or steal another holder\'s lease');
+  assert.equal(await b.release(), false);
+  assert.equal(await redis.get(key), 'a', 'a release by a non-holder leaves the lease');
+  await redis.pexpire(key, 100);
+  assert.equal(await a.renew(), true);
+  assert.ok(await redis.pttl(key) > 1000, 'renew extends the TTL to ttlMs');
+  assert.equal(await a.release(), true);
+  assert.equal(a.valid(), false);
+  assert.equal(await redis.exists(key), 0);
+  assert.equal(await b.acquire(), true, 'released: the next acquire wins at once');
+});
+
+test('of two governors exactly one ticks', async () => {
+  const prefix = newPrefix();
+  const one = startGovernor(prefix);
+  const two = startGovernor(prefix);
+  await sleep(800);
+  const counts = [one.ticks().length, two.ticks().length].sort((x, y) => x - y);
+  assert.equal(counts[0], 0, 'the stand-by never ticks');
+  assert.ok(counts[1] >= 4, `the holder ticks every 100 ms (ticked ${counts[1]} times)`);
+  assert.equal([one, two].filter((g) => g.governor.leading()).length, 1);
+  await one.governor.stop();
+  await two.governor.stop();
+});
+
+test('a tick writes the controller\'s rate, counts sends from the grant counters and logs one replayable JSON line', async () => {
+  const prefix = newPrefix();
+  const gateway = { p95Ms: 310, p99Ms: 420, errorRatio: 0.001, rps: 1012 };
+  const g = startGovernor(prefix, { rate: 123.5, tickMs: 200, snapshot: true, readGateway: async () => gateway });
+  await waitFor(async () => g.ticks().length >= 1, { timeoutMs: 3000, what: 'a first tick' });
+  assert.equal((await g.bucket.settings()).rate, 123.5);
+
+  const bucketKey = redisKeys(prefix).bucket;
+  await g.redis.hincrby(bucketKey, 'granted', 7);
+  await g.redis.hincrby(bucketKey, 'grantedTx', 3);
+  await waitFor(async () => g.ticks().some((l) => l.sent === 10), { timeoutMs: 3000, what: 'a tick counting 10 sends' });
+  await g.governor.stop();
+
+  const line = g.ticks().find((l) => l.sent === 10);
+  for (const field of ['tick', 'now', 'sent', 'gateway', 'rate', 'reason', 'snapshot']) assert.ok(field in line, `the line has ${field}`);
+  assert.equal(line.level, 30, 'logged at info');
+  assert.deepEqual(line.gateway, gateway);
+  assert.equal(line.rate, 123.5);
+  assert.equal(line.reason, 'plan');
+  assert.deepEqual(line.snapshot, { capacityRps: 900 });
+  // Replaying the logged inputs gives the controller exactly what it saw.
+  const seen = g.observations.find((o) => o.sent === 10);
+  assert.deepEqual({ now: line.now, sent: line.sent, gateway: line.gateway }, seen);
+  assert.equal(g.ticks()[0].sent, 0, 'the first tick after acquiring has no baseline, so no sends');
+});
+
+test('maxRate caps what is written', async () => {
+  const prefix = newPrefix();
+  const g = startGovernor(prefix, { rate: 900, maxRate: 250 });
+  await waitFor(async () => g.ticks().length >= 1, { timeoutMs: 3000, what: 'a first tick' });
+  await g.governor.stop();
+  assert.equal((await g.bucket.settings()).rate, 250);
+  assert.equal(g.ticks()[0].rate, 250);
+  assert.equal(g.ticks()[0].controllerRate, 900);
+});
+
+test('a governor whose lease is taken stops acting at its next renew', async () => {
+  const prefix = newPrefix();
+  const g = startGovernor(prefix, { ttlMs: 900, tickMs: 50 });
+  await waitFor(async () => g.governor.leading(), { timeoutMs: 3000, what: 'the lease' });
+  await g.redis.set(redisKeys(prefix).governorLease, 'intruder', 'PX', 5000);
+  await waitFor(async () => !g.governor.leading(), { timeoutMs: 1000, what: 'the governor to step down' });
+  const ticks = g.ticks().length;
+  await sleep(400);
+  assert.equal(g.ticks().length, ticks, 'no ticks after losing the lease');
+  assert.equal(await g.redis.get(redisKeys(prefix).governorLease), 'intruder');
+  await g.governor.stop();
+  assert.equal(await g.redis.get(redisKeys(prefix).governorLease), 'intruder', 'stop does not release another\'s lease');
+});
+
+test('a clean stop releases the lease: the stand-by takes over at once', async () => {
+  const prefix = newPrefix();
+  const ttlMs = 3000;
+  const first = startGovernor(prefix, { ttlMs, rate: 10 });
+  await waitFor(async () => first.governor.leading(), { timeoutMs: 3000, what: 'the first governor to lead' });
+  const second = startGovernor(prefix, { ttlMs, rate: 20 });
+  await sleep(300);
+  assert.equal(second.governor.leading(), false);
+  const stoppedAt = Date.now();
+  await first.governor.stop();
+  await waitFor(async () => second.ticks().length > 0, { timeoutMs: ttlMs, intervalMs: 20, what: 'the stand-by to tick' });
+  const handOverMs = Date.now() - stoppedAt;
+  // Without the release it would wait for the TTL (3 s); with it, one acquire attempt (ttl/3) at most.
+  assert.ok(handOverMs < ttlMs / 3 + 500, `handed over in ${handOverMs} ms`);
+  assert.equal((await second.bucket.settings()).rate, 20);
+  await second.governor.stop();
+});
+
+test('when the holder process is killed (SIGKILL) another governor takes over within ttl + one tick', async () => {
+  const prefix = newPrefix();
+  const ttlMs = 1000;
+  const tickMs = 200;
+  const child = spawn(process.execPath, [join(ROOT, 'test/support/governor-fixture.js'), prefix, String(ttlMs), String(tickMs), '11'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanups.push(async () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGKILL'); await once(child, 'exit'); } });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
+  await waitFor(async () => output.includes('"governor tick"'), { timeoutMs: 10_000, what: `the child governor to tick: ${output}` });
+
+  const standBy = startGovernor(prefix, { ttlMs, tickMs, rate: 22 });
+  await sleep(500);
+  assert.equal(standBy.ticks().length, 0, 'the stand-by waits while the child holds the lease');
+  assert.equal((await standBy.bucket.settings()).rate, 11);
+
+  const killedAt = Date.now();
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  await waitFor(async () => standBy.ticks().length > 0, { timeoutMs: 5000, intervalMs: 20, what: 'the stand-by to take over' });
+  const takeoverMs = Date.now() - killedAt;
+  assert.ok(takeoverMs < 3000, `took over in ${takeoverMs} ms`);
+  assert.equal((await standBy.bucket.settings()).rate, 22);
+  await standBy.governor.stop();
+});
+
+test('workers/governor.js refuses to start without a gateway metric source (exit 2, naming the variable)', async () => {
+  const child = spawn(process.execPath, [join(ROOT, 'workers/governor.js')],
+    { env: { PATH: process.env.PATH ?? '', REDIS_URL, KEY_PREFIX: uniquePrefix(), LOG_LEVEL: 'fatal' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
+  const [code] = await once(child, 'exit');
+  assert.equal(code, 2);
+  assert.match(output, /GATEWAY_METRICS is not set/);
+});
+
+test('workers/governor.js probing a live gateway steers the bucket from real readings', { timeout: 40_000 }, async () => {
+  const http = await import('node:http');
+  const gateway = http.createServer((_req, res) => setTimeout(() => res.end('ok'), 5));
+  await new Promise((resolve) => gateway.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const port = /** @type {import('node:net').AddressInfo} */ (gateway.address()).port;
+  const prefix = uniquePrefix();
+  cleanups.push(() => dropPrefix(prefix));
+  const child = spawn(process.execPath, [join(ROOT, 'workers/governor.js')], {
+    env: { PATH: process.env.PATH ?? '', REDIS_URL, KEY_PREFIX: prefix, LOG_LEVEL: 'info', SEND_RATE: '123',
+      GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: `http://127.0.0.1:${port}/healthz` },
+    stdio: ['ignore', 'pipe', 'pipe']
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
+  try {
+    // The first tick comes before any probe has answered (stale); the next one, a
+    // metrics window later, has real readings.
+    const tick = await waitFor(async () => output.split('\n').filter((line) => line.includes('"governor tick"'))
+      .map((line) => JSON.parse(line)).find((entry) => entry.gateway !== null), { timeoutMs: 30_000, what: 'a tick with gateway readings' });
+    assert.ok(tick.gateway.p95Ms >= 5 && tick.gateway.p95Ms < 1000, `p95 ${tick.gateway.p95Ms} ms`);
+    assert.equal(tick.gateway.errorRatio, 0);
+    assert.ok(tick.rate > 0);
+    const redis = createRedis(REDIS_URL);
+    try {
+      const rate = Number(await redis.hget(redisKeys(prefix).bucket, 'rate'));
+      assert.equal(rate, tick.rate, 'the decision was written into the shared bucket');
+    } finally {
+      redis.disconnect();
+    }
+  } finally {
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    gateway.close();
+    assert.equal(code, 0);
+  }
+});
