@@ -13,11 +13,10 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
-import { loadConfig } from '../../config/index.js';
 import { UnavailableError } from '../../shared/errors.js';
 import { createRabbitmqQueue } from '../../shared/queue/rabbitmq-queue.js';
 import { rabbitmqTopology, deleteTopology } from '../../shared/queue/rabbitmq-topology.js';
-import { SEGMENT_QUEUE, SEGMENT_BACKOFF_MS } from '../../shared/queue/create-queue.js';
+import { SEGMENT_QUEUE } from '../../shared/queue/create-queue.js';
 import { AMQP_URL, startStack, waitFor, waitForFinish, uniquePrefix } from '../support/harness.js';
 
 const run = promisify(execFile);
@@ -40,9 +39,6 @@ before(async () => {
     workers: WORKERS,
     settings: { QUEUE_BACKEND: 'rabbitmq', AMQP_URL, SEND_RATE: 1200, SEGMENT_SIZE: 250, WORKER_CONCURRENCY: 2, PUBLISH_CONCURRENCY }
   });
-  const config = loadConfig(stack.env);
-  cleanups.push(() => deleteTopology(AMQP_URL, rabbitmqTopology({ namespace: stack.prefix, name: SEGMENT_QUEUE,
-    attempts: config.segmentAttempts, backoffMs: SEGMENT_BACKOFF_MS })));
 });
 
 after(async () => {

@@ -10,6 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createSnsEmulator } from '../../emulator/sns-emulator.js';
 import { deletePrefix } from '../../shared/redis.js';
+import { loadConfig } from '../../config/index.js';
+import { SEGMENT_QUEUE, SEGMENT_BACKOFF_MS } from '../../shared/queue/create-queue.js';
+import { rabbitmqTopology, deleteTopology } from '../../shared/queue/rabbitmq-topology.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -210,6 +213,17 @@ export async function startStack({ devices, workers = 1, settings = {} }) {
       await sns.emulator.close();
       await audience.remove();
       await dropPrefix(prefix);
+      if (env.QUEUE_BACKEND === 'rabbitmq') await dropRabbitmqQueues(env);
     }
   };
+}
+
+/**
+ * Deletes the segment queues a test stack declared on RabbitMQ.
+ * @param {Record<string, string>} env
+ */
+export async function dropRabbitmqQueues(env) {
+  const config = loadConfig(env);
+  await deleteTopology(config.amqpUrl, rabbitmqTopology({ namespace: config.keyPrefix, name: SEGMENT_QUEUE,
+    attempts: config.segmentAttempts, backoffMs: SEGMENT_BACKOFF_MS }));
 }
