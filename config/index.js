@@ -2,6 +2,8 @@
 // it takes an env object, validates every variable, applies the defaults kept in
 // DEFAULTS and returns a frozen object. Every error names the variable.
 import { ConfigError } from '../shared/errors.js';
+import { canonicalTimezone } from '../shared/zoned-time.js';
+import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../shared/pacing/controller-options.js';
 
 /** Defaults for local runs; each is documented in the README's configuration table. */
 export const DEFAULTS = Object.freeze({
@@ -30,8 +32,26 @@ export const DEFAULTS = Object.freeze({
   INGEST_CONCURRENCY: 16,
   EVENT_DEDUPE_HOURS: 168,
   TEMPLATES_DIR: 'templates',
+  DEFAULT_TIMEZONE: 'UTC',
+  SCHEDULER_TOLERANCE_SECONDS: 60,
+  SCHEDULER_LEASE_MS: 30_000,
+  SCHEDULE_GRACE_MINUTES: 60,
+  PORT: 8080,
+  DASHBOARD_PUBLIC: 'true',
   GATEWAY_METRICS: 'none',
-  GATEWAY_HISTOGRAM: 'http_request_duration_seconds'
+  GATEWAY_HISTOGRAM: 'http_request_duration_seconds',
+  // The governor's pacing controller: the operator-facing options, defaulting to the
+  // controller's own (shared/pacing/controller-options.js, explained in docs/pacing.md).
+  PACING_SLO_P95_MS: CONTROLLER_DEFAULTS.sloP95Ms,
+  PACING_SETPOINT_RATIO: CONTROLLER_DEFAULTS.setpointRatio,
+  PACING_CAPACITY_RPS: CONTROLLER_DEFAULTS.capacityRps,
+  PACING_OPEN_PROBABILITY: CONTROLLER_DEFAULTS.openProbability,
+  PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
+  PACING_OPEN_DELAY_MEDIAN_MS: CONTROLLER_DEFAULTS.openDelayMedianMs,
+  PACING_SESSION_MS: CONTROLLER_DEFAULTS.sessionMs,
+  PACING_MIN_RATE: CONTROLLER_DEFAULTS.minRate,
+  PACING_MAX_RATE: CONTROLLER_DEFAULTS.maxRate,
+  PACING_METRICS_WINDOW_MS: CONTROLLER_DEFAULTS.metricsWindowMs
 });
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -59,6 +79,7 @@ export function loadConfig(env) {
   const sendBurst = read.integer('SEND_BURST', { min: 1, max: 10_000_000, fallback: Math.max(1, Math.ceil(sendRate * 0.05)) });
   const emulatorPort = read.integer('SNS_EMULATOR_PORT', { min: 0, max: 65535 });
   const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS);
+  const gatewayMetrics = gatewayMetricsConfig(env, read);
 
   return Object.freeze({
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
@@ -82,7 +103,16 @@ export function loadConfig(env) {
     logLevel: /** @type {import('pino').LevelWithSilent} */ (logLevel),
     // Share of the bucket's burst kept for transactional sends, which also get first claim on the rest.
     transactionalShare: read.number('TRANSACTIONAL_SHARE', { min: 0, max: 1 }),
-    gatewayMetrics: Object.freeze(gatewayMetricsConfig(env, read)),
+    // Local-time delivery: the zone of audience devices that name none (pushctl send --default-timezone overrides it).
+    defaultTimezone: timezone(read.string('DEFAULT_TIMEZONE', /^.{1,64}$/, 'an IANA time zone such as Europe/Helsinki or UTC')),
+    scheduler: Object.freeze(schedulerConfig(read)),
+    // The web process listens on PORT (Heroku sets it). METRICS_PORT, when set, serves
+    // /metrics, /healthz and /readyz from every process type (0: any free port).
+    port: read.integer('PORT', { min: 0, max: 65535 }),
+    metricsPort: env.METRICS_PORT?.trim() ? read.integer('METRICS_PORT', { min: 0, max: 65535 }) : null,
+    dashboard: Object.freeze(dashboardConfig(env, read)),
+    gatewayMetrics: Object.freeze(gatewayMetrics),
+    pacing: Object.freeze(pacingConfig(read, gatewayMetrics.kind)),
     events: Object.freeze({
       exchange: read.string('EVENTS_EXCHANGE', /^[A-Za-z0-9_.:-]{1,255}$/, 'an exchange name (letters, digits, "_", ".", ":" or "-")'),
       routingKeys: read.string('EVENTS_ROUTING_KEYS', /^[A-Za-z0-9_.*#-]+(,[A-Za-z0-9_.*#-]+)*$/, 'comma-separated routing key patterns such as notification.#')
@@ -124,6 +154,79 @@ function gatewayMetricsConfig(env, read) {
   if (kind === 'none') return { kind, url: null, histogram };
   if (!env.GATEWAY_METRICS_URL?.trim()) throw new ConfigError(`GATEWAY_METRICS_URL is required when GATEWAY_METRICS is ${kind}`);
   return { kind, url: read.url('GATEWAY_METRICS_URL', ['http:', 'https:']), histogram };
+}
+
+/**
+ * The governor's controller options from PACING_* (docs/pacing.md): the SLO, the priors
+ * an operator knows from a load test and past campaigns, the rate bounds and the metrics
+ * timing. The rest keep the controller's defaults. The governor reads the gateway and
+ * decides once per PACING_METRICS_WINDOW_MS, which is also the controller's time step.
+ * @param {ReturnType<typeof reader>} read
+ * @param {string} metricsKind  GATEWAY_METRICS: sets the default lag
+ */
+function pacingConfig(read, metricsKind) {
+  const minRate = read.number('PACING_MIN_RATE', { min: 0, max: 1_000_000 });
+  const maxRate = read.number('PACING_MAX_RATE', { min: 0.01, max: 1_000_000 });
+  if (minRate > maxRate) throw new ConfigError(`PACING_MIN_RATE must not be above PACING_MAX_RATE, got ${minRate} > ${maxRate}`);
+  const windowMs = read.integer('PACING_METRICS_WINDOW_MS', { min: 1000, max: 3_600_000 });
+  // The window is also the controller's bin, which must be whole seconds.
+  if (windowMs % 1000 !== 0) throw new ConfigError(`PACING_METRICS_WINDOW_MS must be a whole number of seconds in ms (such as 2000), got ${windowMs}`);
+  // A scrape or a probe measures up to the moment it is read; a Prometheus server's answer
+  // is about one scrape interval old.
+  const lagFallback = metricsKind === 'metrics-scrape' || metricsKind === 'active-probe' ? 0 : CONTROLLER_DEFAULTS.metricsLagMs;
+  const options = {
+    sloP95Ms: read.number('PACING_SLO_P95_MS', { min: 1, max: 600_000 }),
+    // Lower for a gateway whose p95 varies a lot from window to window (few processes).
+    setpointRatio: read.number('PACING_SETPOINT_RATIO', { min: 0.1, max: 1 }),
+    capacityRps: read.number('PACING_CAPACITY_RPS', { min: 0.01, max: 10_000_000 }),
+    openProbability: read.number('PACING_OPEN_PROBABILITY', { min: 0.0001, max: 1 }),
+    requestsPerOpen: read.number('PACING_REQUESTS_PER_OPEN', { min: 0.01, max: 100_000 }),
+    openDelayMedianMs: read.integer('PACING_OPEN_DELAY_MEDIAN_MS', { min: 1, max: 86_400_000 }),
+    sessionMs: read.integer('PACING_SESSION_MS', { min: 1, max: 86_400_000 }),
+    minRate,
+    maxRate,
+    metricsWindowMs: windowMs,
+    binMs: windowMs,
+    metricsLagMs: read.integer('PACING_METRICS_LAG_MS', { min: 0, max: 3_600_000, fallback: lagFallback })
+  };
+  try {
+    return { controller: resolveControllerOptions(options) };
+  } catch (error) {
+    // Each variable is checked above; this catches rules across them the controller adds.
+    throw new ConfigError(`PACING_* settings are inconsistent: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Who may use the dashboard: DASHBOARD_TOKEN authorises control actions (none without it),
+ * DASHBOARD_PUBLIC=false asks for it for reads too.
+ * @param {Record<string, string | undefined>} env
+ * @param {ReturnType<typeof reader>} read
+ */
+function dashboardConfig(env, read) {
+  const token = env.DASHBOARD_TOKEN?.trim() || null;
+  // Long enough that guessing is hopeless; printable ASCII so it fits an Authorization header.
+  if (token !== null && !/^[\x21-\x7e]{16,256}$/.test(token)) {
+    throw new ConfigError('DASHBOARD_TOKEN must be 16 to 256 printable characters without spaces (e.g. from `openssl rand -hex 24`)');
+  }
+  return { token, publicReads: read.oneOf('DASHBOARD_PUBLIC', ['true', 'false']) === 'true' };
+}
+
+/**
+ * The scheduler's timing (docs/scheduling.md): how late a fire still counts as on time,
+ * how long a claimed fire survives a scheduler that died, and catch-up's default grace.
+ * A dead scheduler's fire is taken over once its claim lapses, so the claim must be
+ * shorter than the on-time window or such a fire would always be missed.
+ * @param {ReturnType<typeof reader>} read
+ */
+function schedulerConfig(read) {
+  const toleranceMs = read.integer('SCHEDULER_TOLERANCE_SECONDS', { min: 2, max: 86_400 }) * 1000;
+  const leaseMs = read.integer('SCHEDULER_LEASE_MS', { min: 1000, max: 600_000 });
+  if (leaseMs >= toleranceMs) {
+    throw new ConfigError(`SCHEDULER_LEASE_MS (${leaseMs}) must be shorter than SCHEDULER_TOLERANCE_SECONDS (${toleranceMs / 1000} s): ` +
+      'a fire whose scheduler died is taken over only after its claim lapses');
+  }
+  return { toleranceMs, leaseMs, defaultGraceMs: read.integer('SCHEDULE_GRACE_MINUTES', { min: 1, max: 7 * 24 * 60 }) * 60_000 };
 }
 
 /**
@@ -189,6 +292,16 @@ function reader(env) {
       return value;
     }
   };
+}
+
+/**
+ * The canonical name of DEFAULT_TIMEZONE, or a ConfigError naming it.
+ * @param {string} value
+ */
+function timezone(value) {
+  const canonical = canonicalTimezone(value);
+  if (canonical === null) throw new ConfigError(`DEFAULT_TIMEZONE must be an IANA time zone such as Europe/Helsinki or UTC, got "${value}"`);
+  return canonical;
 }
 
 /**

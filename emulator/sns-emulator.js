@@ -27,6 +27,7 @@ export { ENDPOINT_ARN, normalizeFaults };
 /**
  * @typedef {import('./faults.js').FaultsInput} FaultsInput
  * @typedef {import('./query-protocol.js').Answer} Answer
+ * @typedef {import('./query-protocol.js').MessageAttribute} MessageAttribute
  * @typedef {{ info(obj: object, msg?: string): void, error(obj: object, msg?: string): void }} EmulatorLogger
  */
 
@@ -46,9 +47,10 @@ const defaultNow = () => performance.timeOrigin + performance.now();
 /**
  * Creates an SNS emulator; nothing listens until listen() is called.
  * @param {{ region?: string, faults?: FaultsInput, logger?: EmulatorLogger, now?: () => number,
- *           onDelivery?: (targetArn: string, at: number) => void }} [options]
+ *           onDelivery?: (targetArn: string, at: number, delivery: { messageId: string, attributes: Record<string, MessageAttribute> }) => void }} [options]
  *   now is the clock in ms since the epoch, injectable so tests can control time;
- *   onDelivery is told of every successful Publish as it happens (benchmarks time each one)
+ *   onDelivery is told of every successful Publish as it happens, with its message
+ *   attributes ({} when none): benchmarks time each one, tests check TTLs of every send
  */
 export function createSnsEmulator({ region = 'us-east-1', faults = {}, logger = SILENT, now = defaultNow, onDelivery } = {}) {
   let config = normalizeFaults(faults);
@@ -152,10 +154,12 @@ export function createSnsEmulator({ region = 'us-east-1', faults = {}, logger = 
     if (endpoints.isDisabled(targetArn)) return errorAnswer('EndpointDisabled', 'Endpoint is disabled');
     if (config.errorShare > 0 && random() < config.errorShare) return errorAnswer('InternalError', 'Internal Error', 500);
 
-    const messageId = randomUUID();
     const attributes = params['MessageAttributes.entry.1.Name'] === undefined ? null : readMessageAttributes(params);
+    const badTtl = attributes === null ? null : invalidTtl(attributes);
+    if (badTtl !== null) return invalid(badTtl);
+    const messageId = randomUUID();
     recorder.deliver({ targetArn, messageId, message, messageStructure: structure, attributes });
-    onDelivery?.(targetArn, now());
+    onDelivery?.(targetArn, now(), { messageId, attributes: attributes ?? {} });
     return okAnswer('Publish', `<PublishResult><MessageId>${messageId}</MessageId></PublishResult>`);
   }
 
@@ -280,6 +284,23 @@ export function createSnsEmulator({ region = 'us-east-1', faults = {}, logger = 
     /** Successful publishes to one ARN since reset. @param {string} arn */
     deliveryCount: (arn) => recorder.deliveryCount(arn)
   };
+}
+
+// The platform TTL attributes SNS reads (AWS.SNS.MOBILE.APNS.TTL, ...FCM.TTL, ...): whole seconds, 0 or more.
+const TTL_ATTRIBUTE = /^AWS\.SNS\.MOBILE\.[A-Z_]+\.TTL$/;
+
+/**
+ * Why a Publish's TTL attributes would be refused, or null when they are fine.
+ * @param {Record<string, MessageAttribute>} attributes
+ */
+function invalidTtl(attributes) {
+  for (const [name, attribute] of Object.entries(attributes)) {
+    if (!TTL_ATTRIBUTE.test(name)) continue;
+    if (!/^\d{1,10}$/.test(attribute.StringValue ?? '')) {
+      return `Invalid parameter: MessageAttributes Reason: ${name} must be a whole number of seconds, 0 or more, got "${attribute.StringValue ?? ''}"`;
+    }
+  }
+  return null;
 }
 
 /** Answers a control API request. @param {import('node:http').ServerResponse} res @param {number} status @param {unknown} value */

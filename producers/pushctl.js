@@ -11,18 +11,25 @@ import { openContext } from './cli/context.js';
 const USAGE = `usage: pushctl <command> [options]
 
   send --audience FILE | --query SQL --message FILE [--name NAME] [--rate N] [--strict] [--dry-run] [--yes] [--json]
+       [--local-time HH:MM[:SS] [--default-timezone ZONE]]   each device at that time in its own zone
+       [--deadline ISO8601] [--ttl 90m]     nothing is sent after it; unsent devices are counted as expired
   status ID [--watch] [--json]
   list [--json]
   pause ID | resume ID | cancel ID
   rate [RATE] [--burst N] [--json]     show, or set for every worker at once
   db migrate                           create or update the devices table in DATABASE_URL
+  schedule add ID --cron EXPR | --at TIME --timezone ZONE  and send's audience, message and options
+               [--missed skip|catch-up] [--grace 1h] [--json]       a scheduler process sends it
+  schedule list [--json] | show ID [--json] | pause ID | resume ID | remove ID
 `;
 
 const OPTIONS = /** @type {const} */ ({
   audience: { type: 'string' }, query: { type: 'string' }, message: { type: 'string' }, name: { type: 'string' },
   rate: { type: 'string' }, burst: { type: 'string' }, strict: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' }, json: { type: 'boolean' }, watch: { type: 'boolean', short: 'w' },
-  help: { type: 'boolean', short: 'h' }
+  help: { type: 'boolean', short: 'h' },
+  cron: { type: 'string' }, at: { type: 'string' }, timezone: { type: 'string' }, missed: { type: 'string' }, grace: { type: 'string' },
+  deadline: { type: 'string' }, ttl: { type: 'string' }, 'local-time': { type: 'string' }, 'default-timezone': { type: 'string' }
 });
 
 const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
@@ -52,18 +59,22 @@ async function main(argv) {
     const { migrateDevices } = await import('./cli/db.js');
     return migrateDevices(config, io);
   }
-  if (!['send', 'status', 'list', 'pause', 'resume', 'cancel', 'rate'].includes(command)) {
+  if (!['send', 'status', 'list', 'pause', 'resume', 'cancel', 'rate', 'schedule'].includes(command)) {
     throw new InputError(`unknown command "${command}"\n${USAGE}`);
   }
 
+  // What pushctl send is given; schedule add stores the same and replays it at each fire.
+  const sendOptions = { ...values, dryRun: values['dry-run'], localTime: values['local-time'], defaultTimezone: values['default-timezone'] };
   const ctx = await openContext(config);
   try {
     // Commands are loaded on demand: `status` need not load BullMQ or the audience readers.
     switch (command) {
       case 'send': {
         const { send } = await import('./cli/send.js');
-        return await send(ctx, { ...values, dryRun: values['dry-run'] }, io);
+        return await send(ctx, sendOptions, io);
       }
+      case 'schedule':
+        return await (await import('./cli/schedule.js')).schedule(ctx, args, sendOptions, io);
       case 'status':
         return await (await import('./cli/status.js')).status(ctx, args[0], values, io);
       case 'list':

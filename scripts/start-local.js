@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start`: the whole pipeline on local defaults. Starts the SNS emulator
-// (unless one already answers) and a worker, sends the example campaign in
+// (unless one already answers), a worker and the web dashboard, sends the example campaign in
 // examples/ and shows its progress until it completes. Needs only a local Redis.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -24,6 +24,8 @@ try {
     await waitUntil(emulatorAnswers, 'the SNS emulator to answer');
   }
   children.push(start('worker', 'workers/worker.js'));
+  children.push(start('web', 'producers/web.js'));
+  console.error(`dashboard: http://127.0.0.1:${config.port}/ (stops with the campaign)`);
   const send = await run(['producers/pushctl.js', 'send', '--audience', 'examples/audience.csv',
     '--message', 'examples/announcement.json', '--name', 'example announcement', '--yes']);
   const id = send.trim().split('\n').pop();

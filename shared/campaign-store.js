@@ -1,8 +1,12 @@
-// Campaigns live in Redis: one hash each for state and counters, a 2-bit
+// Campaigns live in Redis: one hash each for state and counters, a 3-bit
 // outcome per device, a bitmap of finished segments, a capped list of failure
-// reasons. pushctl, the workers and (later) the dashboard all read them here.
+// reasons, and for local-time delivery the planned release of each zone group.
+// Two indexes, kept in step by the scripts that change a campaign's state: the active
+// campaigns (a set), and the recently finished ones (a sorted set by finish time), so
+// metrics and the dashboard find a long-running campaign however many came after it.
+// pushctl, the workers and the dashboard all read them here.
 import { randomBytes } from 'node:crypto';
-import { InputError, NotFoundError } from './errors.js';
+import { CampaignExistsError, InputError, NotFoundError } from './errors.js';
 import { redisKeys } from './redis.js';
 
 /** @typedef {import('./types.js').CampaignState} CampaignState */
@@ -28,14 +32,28 @@ import { redisKeys } from './redis.js';
  * @property {number} disabled
  * @property {number} failed
  * @property {number} cancelled     devices dropped unsent by a cancel
+ * @property {number} expired       devices not sent because their deadline passed first
  * @property {number} skipped       audience lines rejected as invalid
  * @property {number} duplicates    audience lines naming an endpoint already listed
  * @property {number} excluded      endpoints left out because they were already disabled
  * @property {string | null} error
+ * @property {number} startAt       the instant local times and TTLs count from (ms)
+ * @property {number | null} deadlineAt the campaign-wide deadline (ms): absolute, or start + TTL without local time
+ * @property {number | null} ttlMs  time to live from each group's start, as asked for
+ * @property {string | null} localTime 'HH:MM[:SS]' in each device's zone; null when sent at once
+ * @property {string | null} defaultTimezone the zone of devices that name none (local-time campaigns)
+ * @property {2 | 3} outcomeBits    bits per device in the outcome bitfield (2 for campaigns created before expiry existed)
  */
 
-const CODES = /** @type {const} */ ({ delivered: 1, disabled: 2, failed: 3 });
-const COUNTERS = ['total', 'segmentsTotal', 'segmentsDone', 'delivered', 'disabled', 'failed', 'cancelled', 'skipped', 'duplicates', 'excluded'];
+/** @typedef {import('./local-time.js').ReleaseGroup} ReleaseGroup */
+
+// Outcome codes in the bitfield; 0 is "none yet". Expired needs a fifth code, so
+// campaigns are created with 3 bits per device (375 KB per million devices); those
+// created before (no outcomeBits field) keep their 2-bit layout and never expire.
+const CODES = /** @type {const} */ ({ delivered: 1, disabled: 2, failed: 3, expired: 4 });
+const OUTCOME_BITS = 3;
+const COUNTERS = ['total', 'segmentsTotal', 'segmentsDone', 'delivered', 'disabled', 'failed', 'cancelled', 'expired', 'skipped', 'duplicates',
+  'excluded'];
 
 /** A short, time-sortable id people can type: c-<base36 ms>-<6 random>. */
 export function newCampaignId() {
@@ -63,12 +81,41 @@ export function createCampaignStore(redis, { keyPrefix }) {
   }
 
   /**
+   * Changes a campaign's state (and the indexes) in one step, if its state is one of `from`.
+   * @param {string} id
+   * @param {CampaignState} to
+   * @param {CampaignState[]} from
+   * @param {string} [error] stored with the change
+   */
+  function setState(id, to, from, error = '') {
+    return redis.setState(keys.campaign(id).hash, keys.activeCampaigns, keys.finishedCampaigns, to, error, ...from);
+  }
+
+  /**
+   * The campaigns of `ids` that exist, newest first.
+   * @param {string[]} ids
+   * @returns {Promise<Campaign[]>}
+   */
+  async function getMany(ids) {
+    if (ids.length === 0) return [];
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.hgetall(keys.campaign(id).hash);
+    const rows = /** @type {[Error | null, Record<string, string>][]} */ (await pipeline.exec());
+    return rows.map(([, hash]) => hash).filter((hash) => hash?.id).map(parseCampaign).sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /** The campaigns not finished (running, paused, cancelled and still winding down), newest first. */
+  async function active() {
+    return getMany(await redis.smembers(keys.activeCampaigns));
+  }
+
+  /**
    * @param {string} id
    * @param {CampaignState} to
    * @param {CampaignState[]} from
    */
   async function transition(id, to, from) {
-    const old = await redis.setState(keys.campaign(id).hash, to, ...from);
+    const old = await setState(id, to, from);
     if (old === 'missing') throw new NotFoundError(`no campaign with id "${id}" (pushctl list shows them)`);
     if (!from.includes(/** @type {CampaignState} */ (old))) {
       throw new InputError(`campaign ${id} is ${old}; only a campaign that is ${from.join(' or ')} can be made ${to}`);
@@ -82,33 +129,55 @@ export function createCampaignStore(redis, { keyPrefix }) {
     require,
 
     /**
-     * Creates a campaign in state running with nothing enqueued yet.
+     * Creates a campaign in state running with nothing enqueued yet. Never over an
+     * existing one: a taken id throws CampaignExistsError and changes nothing.
      * @param {{ id?: string, name: string, message: Message, source: string, maxRate?: number | null,
-     *           skipped?: number, duplicates?: number, excluded?: number }} spec
+     *           skipped?: number, duplicates?: number, excluded?: number, startAt?: number, deadlineAt?: number | null,
+     *           ttlMs?: number | null, localTime?: string | null, defaultTimezone?: string | null, createdAt?: number }} spec
      */
     async create(spec) {
       const id = spec.id ?? newCampaignId();
-      const now = Date.now();
-      const k = keys.campaign(id);
-      await redis.multi()
-        .hset(k.hash, {
-          id, name: spec.name, state: 'running', message: JSON.stringify(spec.message), source: spec.source,
-          maxRate: spec.maxRate ?? '', createdAt: now, enqueued: '0',
-          total: 0, segmentsTotal: 0, segmentsDone: 0, delivered: 0, disabled: 0, failed: 0, cancelled: 0,
-          skipped: spec.skipped ?? 0, duplicates: spec.duplicates ?? 0, excluded: spec.excluded ?? 0
-        })
-        .zadd(keys.campaigns, now, id)
-        .exec();
+      const now = spec.createdAt ?? Date.now();
+      const fields = {
+        id, name: spec.name, state: 'running', message: JSON.stringify(spec.message), source: spec.source,
+        maxRate: spec.maxRate ?? '', createdAt: now, enqueued: '0', outcomeBits: OUTCOME_BITS,
+        total: 0, segmentsTotal: 0, segmentsDone: 0, delivered: 0, disabled: 0, failed: 0, cancelled: 0, expired: 0,
+        skipped: spec.skipped ?? 0, duplicates: spec.duplicates ?? 0, excluded: spec.excluded ?? 0,
+        startAt: spec.startAt ?? now, deadlineAt: spec.deadlineAt ?? '', ttlMs: spec.ttlMs ?? '',
+        localTime: spec.localTime ?? '', defaultTimezone: spec.localTime ? spec.defaultTimezone ?? '' : ''
+      };
+      const created = await redis.createCampaign(keys.campaign(id).hash, keys.campaigns, keys.activeCampaigns, id, now,
+        ...Object.entries(fields).flat());
+      if (created !== 1) throw new CampaignExistsError(id);
       return require(id);
     },
 
-    /** @param {{ limit?: number }} [options] newest first */
-    async list({ limit = 50 } = {}) {
-      const ids = await redis.zrevrange(keys.campaigns, 0, limit - 1);
-      const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.hgetall(keys.campaign(id).hash);
-      const rows = /** @type {[Error | null, Record<string, string>][]} */ (await pipeline.exec());
-      return rows.map(([, hash]) => hash).filter((hash) => hash?.id).map(parseCampaign);
+    /**
+     * The newest campaigns, newest first; with `withActive`, every campaign not finished
+     * too, however old (a long campaign that many newer ones came after).
+     * @param {{ limit?: number, withActive?: boolean }} [options]
+     */
+    async list({ limit = 50, withActive = false } = {}) {
+      const [ids, activeIds] = await Promise.all([
+        redis.zrevrange(keys.campaigns, 0, limit - 1),
+        withActive ? redis.smembers(keys.activeCampaigns) : []
+      ]);
+      return getMany([...new Set([...ids, ...activeIds])]);
+    },
+
+    active,
+
+    /**
+     * The campaigns not finished, and those that finished within `finishedWithinMs`
+     * (their last numbers still matter to metrics and charts), newest first.
+     * @param {{ finishedWithinMs?: number, now?: number }} [options]
+     */
+    async current({ finishedWithinMs = 0, now = Date.now() } = {}) {
+      const [activeIds, finishedIds] = await Promise.all([
+        redis.smembers(keys.activeCampaigns),
+        finishedWithinMs > 0 ? redis.zrangebyscore(keys.finishedCampaigns, now - finishedWithinMs, '+inf') : []
+      ]);
+      return getMany([...new Set([...activeIds, ...finishedIds])]);
     },
 
     /** @param {string} id */
@@ -119,13 +188,13 @@ export function createCampaignStore(redis, { keyPrefix }) {
     cancel: (id) => transition(id, 'cancelled', ['running', 'paused']),
 
     /**
-     * Marks a campaign failed (enqueueing broke off); workers drop what is left of it.
+     * Marks a running or paused campaign failed (enqueueing broke off), with the reason, in
+     * one step; workers drop what is left of it. A campaign in any other state is left alone.
      * @param {string} id
      * @param {string} reason
      */
     async fail(id, reason) {
-      await redis.hset(keys.campaign(id).hash, 'error', reason);
-      await redis.setState(keys.campaign(id).hash, 'failed', 'running', 'paused');
+      await setState(id, 'failed', ['running', 'paused'], reason);
     },
 
     /**
@@ -153,7 +222,7 @@ export function createCampaignStore(redis, { keyPrefix }) {
      */
     async markEnqueued(id, segmentsTotal) {
       const k = keys.campaign(id);
-      return redis.finishSegment(k.hash, k.segments, 'enqueued', segmentsTotal, 0);
+      return redis.finishSegment(k.hash, k.segments, keys.activeCampaigns, keys.finishedCampaigns, 'enqueued', segmentsTotal, 0);
     },
 
     /**
@@ -165,7 +234,8 @@ export function createCampaignStore(redis, { keyPrefix }) {
       if (outcomes.length === 0) return 0;
       const k = keys.campaign(id);
       const args = [];
-      for (const o of outcomes) args.push(o.seq, CODES[o.outcome], o.endpointArn, o.reason ?? '');
+      // The script reads the ARN only for disabled (the disabled set) and failed (the failures list).
+      for (const o of outcomes) args.push(o.seq, CODES[o.outcome], o.outcome === 'disabled' || o.outcome === 'failed' ? o.endpointArn : '', o.reason ?? '');
       return redis.recordOutcomes(k.hash, k.outcomes, k.failures, keys.disabledEndpoints, ...args);
     },
 
@@ -187,13 +257,38 @@ export function createCampaignStore(redis, { keyPrefix }) {
      * @param {string} id
      * @param {number} firstSeq
      * @param {number} count
+     * @param {number} [bits] the campaign's outcomeBits, when the caller has it (saves a round trip)
      * @returns {Promise<boolean[]>}
      */
-    async doneFlags(id, firstSeq, count) {
+    async doneFlags(id, firstSeq, count, bits) {
+      const width = bits ?? Number(await redis.hget(keys.campaign(id).hash, 'outcomeBits') ?? 2);
       const args = [];
-      for (let i = 0; i < count; i++) args.push('GET', 'u2', `#${firstSeq + i}`);
+      for (let i = 0; i < count; i++) args.push('GET', `u${width}`, `#${firstSeq + i}`);
       const values = /** @type {number[]} */ (await redis.call('BITFIELD_RO', keys.campaign(id).outcomes, ...args));
       return values.map((v) => v !== 0);
+    },
+
+    /**
+     * Stores a local-time campaign's release plan: when each group of zones goes out.
+     * @param {string} id
+     * @param {ReleaseGroup[]} groups
+     */
+    async setReleases(id, groups) {
+      if (groups.length === 0) return;
+      /** @type {Record<string, string>} */
+      const fields = {};
+      for (const group of groups) fields[String(group.at)] = JSON.stringify({ zones: group.zones, devices: group.devices });
+      await redis.hset(keys.campaign(id).releases, fields);
+    },
+
+    /**
+     * A local-time campaign's release plan, earliest first; empty for one sent at once.
+     * @param {string} id
+     * @returns {Promise<ReleaseGroup[]>}
+     */
+    async releases(id) {
+      const hash = await redis.hgetall(keys.campaign(id).releases);
+      return Object.entries(hash).map(([at, value]) => ({ at: Number(at), ...JSON.parse(value) })).sort((a, b) => a.at - b.at);
     },
 
     /**
@@ -204,7 +299,7 @@ export function createCampaignStore(redis, { keyPrefix }) {
      */
     async finishSegment(id, index, dropped = 0) {
       const k = keys.campaign(id);
-      return redis.finishSegment(k.hash, k.segments, 'segment', index, dropped);
+      return redis.finishSegment(k.hash, k.segments, keys.activeCampaigns, keys.finishedCampaigns, 'segment', index, dropped);
     },
 
     /**
@@ -251,6 +346,12 @@ function parseCampaign(hash) {
     finishedAt: hash.finishedAt ? Number(hash.finishedAt) : null,
     enqueued: hash.enqueued === '1',
     error: hash.error || null,
+    startAt: hash.startAt ? Number(hash.startAt) : Number(hash.createdAt),
+    deadlineAt: hash.deadlineAt ? Number(hash.deadlineAt) : null,
+    ttlMs: hash.ttlMs ? Number(hash.ttlMs) : null,
+    localTime: hash.localTime || null,
+    defaultTimezone: hash.defaultTimezone || null,
+    outcomeBits: hash.outcomeBits === '3' ? 3 : 2,
     ...counters
   });
 }

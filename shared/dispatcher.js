@@ -6,6 +6,8 @@ import { createTokenBucket } from './token-bucket.js';
 import { createSnsClient } from './sns-client.js';
 import { createSegmentSender } from './segment-sender.js';
 import { createSegmentQueue } from './queue/create-queue.js';
+import { observeWorker } from './metrics/process-observers.js';
+import { detachedOps } from './metrics/ops-server.js';
 
 /** @typedef {import('./types.js').Segment} Segment */
 
@@ -13,8 +15,9 @@ import { createSegmentQueue } from './queue/create-queue.js';
  * Starts consuming segments. Resolves once the consumer is running.
  * @param {import('../config/index.js').Config} config
  * @param {import('pino').Logger} logger
+ * @param {import('./metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startDispatcher(config, logger) {
+export async function startDispatcher(config, logger, ops = detachedOps('worker')) {
   const redis = createRedis(config.redisUrl, { name: 'pushpace:worker' });
   await assertRedisReachable(redis, config.redisUrl);
   await warnIfNotPersistent(redis, logger);
@@ -23,6 +26,8 @@ export async function startDispatcher(config, logger) {
   const sns = createSnsClient(config.sns, { maxSockets: config.publishConcurrency });
   const sender = createSegmentSender({ store, bucket, sns, logger, config });
   const queue = createSegmentQueue(config, logger);
+  // Metrics, readiness checks and the dashboard's progress samples (shared/metrics/).
+  const observed = observeWorker({ ops, redis, store, bucket, queue, sns, config, logger });
 
   await queue.consume((segment) => sender.send(segment), {
     concurrency: config.workerConcurrency,
@@ -30,10 +35,13 @@ export async function startDispatcher(config, logger) {
   });
   logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, concurrency: config.workerConcurrency,
     publishConcurrency: config.publishConcurrency }, 'worker consuming segments');
+  observed.start();
 
   return {
+    readiness: observed.readiness,
     /** Stops taking segments, hands back what is in flight and closes connections. */
     async close() {
+      observed.stop();
       sender.stop();
       await queue.stopConsuming();
       await queue.close();

@@ -73,6 +73,20 @@ export class NotFoundError extends InputError {
 }
 
 /**
+ * A campaign with the id asked for exists already: nothing was created or changed. Only
+ * callers that choose the id see it (the scheduler derives one per fire): another
+ * scheduler launched the fire first.
+ */
+export class CampaignExistsError extends PushError {
+  /** @param {string} campaignId @param {{ cause?: unknown }} [options] */
+  constructor(campaignId, options) {
+    super(`campaign ${campaignId} already exists; nothing was created`, options);
+    this.code = 'PUSH_ERR_CAMPAIGN_EXISTS';
+    this.campaignId = campaignId;
+  }
+}
+
+/**
  * The process exit code for an error: 2 for bad input, 1 for everything else.
  * @param {unknown} error
  */

@@ -4,17 +4,19 @@ import { ConfigError } from './errors.js';
 import { createRedis, assertRedisReachable } from './redis.js';
 import { createTokenBucket } from './token-bucket.js';
 import { createInspectableController } from './pacing/controller.js';
-import { CONTROLLER_DEFAULTS } from './pacing/controller-options.js';
 import { createGatewayMetrics } from './gateway-metrics/gateway-metrics.js';
 import { createGovernor } from './governor.js';
+import { observeGovernor } from './metrics/process-observers.js';
+import { detachedOps } from './metrics/ops-server.js';
 
 /**
  * Starts a governor: it stands by until it holds the lease, then decides the rate
  * once per metrics window.
  * @param {import('../config/index.js').Config} config
  * @param {import('pino').Logger} logger
+ * @param {import('./metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startGovernor(config, logger) {
+export async function startGovernor(config, logger, ops = detachedOps('governor')) {
   const { kind, url, histogram } = config.gatewayMetrics;
   // Without metrics the controller can only hold the rate at its safe floor, which
   // would quietly cap every campaign: refuse to start instead.
@@ -25,11 +27,14 @@ export async function startGovernor(config, logger) {
   const metrics = createGatewayMetrics(kind === 'active-probe' ? { kind, url } : { kind, url, ...(kind === 'prometheus-api' ? { metric: histogram } : { histogram }) });
   const redis = createRedis(config.redisUrl, { name: 'pushpace:governor' });
   await assertRedisReachable(redis, config.redisUrl);
+  // Decisions as metrics and as the dashboard's gateway series (shared/metrics/).
+  const observed = observeGovernor({ ops, redis, config, logger });
   const governor = createGovernor({
     redis,
     keyPrefix: config.keyPrefix,
     bucket: createTokenBucket(redis, config),
-    controller: createInspectableController(),
+    // PACING_* (config/index.js): the SLO, priors, bounds and metrics timing.
+    controller: observed.controller(createInspectableController(config.pacing.controller)),
     readGateway: async () => {
       const reading = await metrics.read();
       if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
@@ -40,12 +45,15 @@ export async function startGovernor(config, logger) {
       return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: g.rps };
     },
     logger,
-    // One decision per metrics window: the controller expects observations at that pace.
-    tickMs: CONTROLLER_DEFAULTS.metricsWindowMs
+    // One decision per metrics window: the controller expects observations at that pace,
+    // and a metrics-scrape source's window is the time between two reads.
+    tickMs: config.pacing.controller.metricsWindowMs
   });
   governor.start();
-  logger.info({ holderId: governor.holderId, source: kind }, 'governor started');
+  observed.watch(governor);
+  logger.info({ holderId: governor.holderId, source: kind, pacing: config.pacing.controller }, 'governor started');
   return {
+    readiness: observed.readiness,
     async close() {
       await governor.stop();
       await metrics.close();

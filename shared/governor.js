@@ -3,6 +3,13 @@
 // the bucket's grant counters, reads the gateway's metrics, asks the pacing controller
 // for a rate and writes it where every worker takes tokens. Each decision is logged
 // as one JSON line with its inputs, so a run can be replayed through the controller.
+//
+// The controller's state (the sends whose wake-ups are still to come, its estimates) lives
+// in memory. So that a governor taking over does not start from the priors, forgetting
+// minutes of sends in flight, every tick also appends its observation to a journal in
+// Redis covering the wake-up horizon; the new lease holder replays the journal through
+// its controller before its first decision, and counts sends on from the last entry's
+// grant counter, so none made across the handover go uncounted.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createLease } from './governor-lease.js';
@@ -13,10 +20,20 @@ import { redisKeys } from './redis.js';
 /** @typedef {import('./pacing/controller.js').GatewaySample} GatewaySample */
 /** @typedef {import('./pacing/controller.js').Observation} Observation */
 /** @typedef {import('./pacing/controller.js').RateDecision} RateDecision */
-/** @typedef {{ update(observation: Observation): RateDecision, snapshot?(): unknown }} Controller */
+/**
+ * @typedef {{ update(observation: Observation): RateDecision, snapshot?(): unknown,
+ *   replay?(observation: Observation): void }} Controller
+ *   replay: feeds a past observation in, as update does, without acting on (or reporting) a
+ *   decision; update is used when a controller has none.
+ */
+
+/** @typedef {Observation & { granted: number }} JournalEntry  an observation and the grant counter it was counted up to */
 
 /** A dead holder is replaced within about ttl + ttl/3; 5 s is "within seconds" yet tolerates a slow Redis. */
 export const DEFAULT_LEASE_TTL_MS = 5000;
+
+/** How far back the journal reaches: beyond the default wake-up kernel (open delay, long tail and session). */
+export const JOURNAL_HORIZON_MS = 60 * 60_000;
 
 /**
  * Creates a governor; nothing happens until start().
@@ -32,15 +49,18 @@ export const DEFAULT_LEASE_TTL_MS = 5000;
  * @param {number} [options.maxRate]       sends/s never written above, whatever the controller says
  * @param {number} [options.leaseTtlMs]
  * @param {string} [options.holderId]      unique per process; host, pid and a random part by default
+ * @param {number} [options.journalMs]     how much history a new holder replays
  */
 export function createGovernor({
   redis, keyPrefix, bucket, controller, readGateway, logger, tickMs,
   now = Date.now, maxRate, leaseTtlMs = DEFAULT_LEASE_TTL_MS,
-  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS
 }) {
   if (!(tickMs > 0)) throw new RangeError(`tickMs must be > 0, got ${tickMs}`);
   if (maxRate !== undefined && !(maxRate >= 0)) throw new RangeError(`maxRate must be ≥ 0, got ${maxRate}`);
-  const lease = createLease(redis, { key: redisKeys(keyPrefix).governorLease, holderId, ttlMs: leaseTtlMs });
+  const keys = redisKeys(keyPrefix);
+  const lease = createLease(redis, { key: keys.governorLease, holderId, ttlMs: leaseTtlMs });
+  const journalLength = Math.max(1, Math.ceil(journalMs / tickMs));
   // Renewing three times per TTL leaves two chances for a slow or failed renew.
   const renewMs = Math.max(1, Math.floor(leaseTtlMs / 3));
 
@@ -51,6 +71,8 @@ export function createGovernor({
   /** granted + grantedTransactional at the last tick; null right after acquiring the lease. */
   /** @type {number | null} */
   let lastGranted = null;
+  /** The newest observation's time this controller has seen, live or replayed. */
+  let lastSeenNow = -Infinity;
   /** @type {NodeJS.Timeout | undefined} */
   let leaseTimer;
   /** @type {NodeJS.Timeout | undefined} */
@@ -72,8 +94,8 @@ export function createGovernor({
         held = await lease.acquire();
         if (held && !stopped) {
           logger.info({ holderId, leaseTtlMs }, 'governor lease acquired: steering the rate');
-          // Sends before now were another governor's to count.
           lastGranted = null;
+          await replayJournal();
           scheduleTick(0);
         }
       }
@@ -96,9 +118,48 @@ export function createGovernor({
     clearTimeout(tickTimer);
     tickTimer = setTimeout(() => {
       tickWork = tick().finally(() => {
-        if (!stopped && held) scheduleTick(tickMs);
+        if (!stopped && held) scheduleTick(untilNextBoundary());
       });
     }, delayMs);
+  }
+
+  /**
+   * Ticks fall on whole multiples of tickMs of the wall clock, not tickMs after the previous
+   * tick ended: the controller's time bins are aligned the same way, and its plan assumes it
+   * decides at the start of a bin. A tick that drifts into its bin (each one late by the
+   * time the previous took) makes the plan count that bin's sends so far twice, and the
+   * rate sags by up to half until the phase wraps round. Aligned ticks also keep a scrape's
+   * window at tickMs.
+   */
+  function untilNextBoundary() {
+    return tickMs - (Date.now() % tickMs);
+  }
+
+  /**
+   * Brings the controller up to date with the observations the journal holds that it has
+   * not seen (all of them for a fresh one; those of another holder's turn for one that led
+   * before), and continues the send count from the last entry. A journal that cannot be
+   * read leaves the controller as it is: it then starts from its priors, as it would alone.
+   */
+  async function replayJournal() {
+    try {
+      const at = now();
+      const entries = /** @type {JournalEntry[]} */ ((await redis.lrange(keys.governorJournal, 0, -1)).map((line) => JSON.parse(line)))
+        .filter((e) => e.now >= at - journalMs);
+      const unseen = entries.filter((e) => e.now > lastSeenNow);
+      for (const { granted, ...observation } of unseen) {
+        if (controller.replay) controller.replay(observation);
+        else controller.update(observation);
+        lastSeenNow = observation.now;
+      }
+      // Sends since the last entry are counted into the first tick only across a handover;
+      // after a longer gap (no governor ran) they would pile up in one time bin.
+      const last = entries.at(-1);
+      if (last && at - last.now <= leaseTtlMs + 2 * tickMs) lastGranted = last.granted;
+      if (unseen.length > 0) logger.info({ holderId, replayed: unseen.length, from: unseen[0].now, to: lastSeenNow }, 'governor journal replayed');
+    } catch (error) {
+      logger.warn({ err: error, holderId }, 'replaying the governor journal failed; the controller starts from what it knows');
+    }
   }
 
   /** One decision: observe, decide, write, log. Acts only while the lease is certainly ours. */
@@ -113,11 +174,17 @@ export function createGovernor({
       const gateway = await readGatewaySafely();
       const at = now();
       const decision = controller.update({ now: at, sent, gateway });
+      lastSeenNow = at;
       const rate = maxRate === undefined ? decision.rate : Math.min(decision.rate, maxRate);
       // readGateway may have taken a while: if the lease ran out meanwhile, a successor
       // may already be writing, and a late write of ours would override it.
       const written = !stopped && lease.valid();
-      if (written) await bucket.set({ rate });
+      if (written) {
+        await bucket.set({ rate });
+        /** @type {JournalEntry} */
+        const entry = { now: at, sent, gateway, granted };
+        await redis.multi().rpush(keys.governorJournal, JSON.stringify(entry)).ltrim(keys.governorJournal, -journalLength, -1).exec();
+      }
       tickCount += 1;
       logger.info({
         tick: tickCount, now: at, sent, gateway, rate, reason: decision.reason,

@@ -5,9 +5,11 @@ import cluster from 'node:cluster';
 import { loadConfig } from '../config/index.js';
 import { exitCodeFor } from './errors.js';
 import { createLogger } from './logger.js';
+import { createOps } from './metrics/ops-server.js';
 
 /**
- * @typedef {{ close(): Promise<void> }} Running
+ * What a start function returns: close(), and the dependency checks /readyz runs.
+ * @typedef {{ close(): Promise<void>, readiness?: import('./metrics/readiness.js').ReadinessCheck[] }} Running
  */
 
 /**
@@ -16,7 +18,7 @@ import { createLogger } from './logger.js';
  * WEB_CONCURRENCY processes when `clustered`.
  * @param {string} name the process type
  * @param {Record<string, string | undefined>} env process.env
- * @param {(config: import('../config/index.js').Config, logger: import('pino').Logger) => Promise<Running>} start
+ * @param {(config: import('../config/index.js').Config, logger: import('pino').Logger, ops: import('./metrics/ops-server.js').OpsContext) => Promise<Running>} start
  * @param {{ clustered?: boolean }} [options]
  */
 export async function runProcessType(name, env, start, { clustered = true } = {}) {
@@ -29,7 +31,9 @@ export async function runProcessType(name, env, start, { clustered = true } = {}
   }
   const logger = createLogger(config, { process: name });
   const processes = clustered ? config.webConcurrency : 1;
-  await runProcess({ logger, processes, shutdownTimeoutMs: config.shutdownTimeoutMs }, () => start(config, logger));
+  // Metrics, /healthz and /readyz, served on METRICS_PORT when set (shared/metrics/ops-server.js).
+  const ops = createOps({ name, port: config.metricsPort, logger, processes });
+  await runProcess({ logger, processes, shutdownTimeoutMs: config.shutdownTimeoutMs, ops }, () => start(config, logger, ops.context));
 }
 
 /**
@@ -40,10 +44,11 @@ export async function runProcessType(name, env, start, { clustered = true } = {}
  * @param {import('pino').Logger} options.logger
  * @param {number} [options.processes]
  * @param {number} options.shutdownTimeoutMs
+ * @param {import('./metrics/ops-server.js').Ops} [options.ops] the operations endpoints: told when started and stopping
  * @param {() => Promise<Running>} start
  */
-export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, start) {
-  if (processes > 1 && cluster.isPrimary) return runPrimary(logger, processes, shutdownTimeoutMs);
+export async function runProcess({ logger, processes = 1, shutdownTimeoutMs, ops }, start) {
+  if (processes > 1 && cluster.isPrimary) return runPrimary(logger, processes, shutdownTimeoutMs, ops);
 
   /** @type {Promise<Running> | null} */
   let starting = null;
@@ -53,6 +58,7 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    ops?.stopping();
     const timer = setTimeout(() => {
       logger.error({ timeoutMs: shutdownTimeoutMs }, 'shutdown took too long; exiting');
       process.exit(1);
@@ -62,6 +68,7 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
       // A signal during start-up waits for it: the consumer may already hold work to hand back.
       const running = await starting?.catch(() => null);
       await running?.close();
+      await ops?.close();
       logger.info('stopped cleanly');
       process.exit(0);
     } catch (error) {
@@ -72,9 +79,10 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  starting = start();
+  // The operations endpoints answer from the start: /healthz at once, /readyz once started.
+  starting = Promise.resolve(ops?.listen()).then(() => start());
   try {
-    await starting;
+    ops?.started(await starting);
   } catch (error) {
     logger.fatal({ err: error }, /** @type {Error} */ (error).message);
     process.exit(exitCodeFor(error));
@@ -85,11 +93,13 @@ export async function runProcess({ logger, processes = 1, shutdownTimeoutMs }, s
  * @param {import('pino').Logger} logger
  * @param {number} processes
  * @param {number} shutdownTimeoutMs
+ * @param {import('./metrics/ops-server.js').Ops} [ops] served by the primary for all children
  */
-function runPrimary(logger, processes, shutdownTimeoutMs) {
+function runPrimary(logger, processes, shutdownTimeoutMs, ops) {
   let stopping = false;
   let exitCode = 0;
   for (let i = 0; i < processes; i++) cluster.fork();
+  ops?.listen().catch((error) => logger.error({ err: error }, 'metrics and health server could not start'));
   cluster.on('exit', (child, code, signal) => {
     if (stopping) {
       // The dyno's exit code says whether every child stopped cleanly.
@@ -106,6 +116,7 @@ function runPrimary(logger, processes, shutdownTimeoutMs) {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, processes }, 'stopping cluster workers');
+    ops?.stopping();
     for (const child of Object.values(cluster.workers ?? {})) child?.process.kill('SIGTERM');
     setTimeout(() => process.exit(1), shutdownTimeoutMs + 1000).unref();
   };

@@ -2,6 +2,8 @@
 // string for MessageStructure 'json' (a "default" text plus one JSON string per
 // platform key). Validation renders every variant once, so a message that passes
 // parseMessage cannot fail at send time for being too large.
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { InputError } from './errors.js';
 import { PLATFORMS, canonicalLocale } from './audience/device.js';
 
@@ -17,6 +19,23 @@ export const MAX_TTL_SECONDS = 2_419_200;
 const FIELDS = ['title', 'body', 'locales', 'data', 'deepLink', 'ttlSeconds', 'sound', 'badge'];
 // Keys FCM reserves in data, plus the two this renderer places next to the data on APNs.
 const RESERVED_DATA_KEYS = new Set(['from', 'notification', 'message_type', 'collapse_key', 'aps', 'deepLink']);
+
+/**
+ * Reads and validates a message file (pushctl send --message, schedule add --message).
+ * An unreadable file is an InputError naming the option and the path.
+ * @param {string} path
+ * @returns {Promise<Message>}
+ */
+export async function readMessageFile(path) {
+  let text;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const reason = /** @type {any} */ (error).code === 'ENOENT' ? 'no such file' : /** @type {Error} */ (error).message;
+    throw new InputError(`--message ${path}: cannot read the file (${reason})`, { cause: error });
+  }
+  return parseMessage(text, basename(path));
+}
 
 /**
  * Parses and validates message.json. Every problem is an InputError naming `source`
@@ -163,12 +182,23 @@ export function renderForPlatform(message, platform, locale) {
  * @returns {MessageAttributes | undefined}
  */
 export function messageAttributes(message) {
-  if (message.ttlSeconds === undefined) return undefined;
-  const ttl = { DataType: /** @type {const} */ ('String'), StringValue: String(message.ttlSeconds) };
+  return message.ttlSeconds === undefined ? undefined : ttlAttributes(message.ttlSeconds);
+}
+
+/**
+ * The TTL message attributes SNS passes on to APNs and FCM (names from the SNS
+ * developer guide, "time to live message attribute for mobile push": FCM is the
+ * current name of what the message body still calls GCM). SNS gives an attribute
+ * TTL precedence over a TTL in the payload. 0 means "deliver now or never" to APNs and FCM.
+ * @param {number} seconds a whole number, 0 or more
+ * @returns {MessageAttributes}
+ */
+export function ttlAttributes(seconds) {
+  const ttl = { DataType: /** @type {const} */ ('String'), StringValue: String(seconds) };
   return {
     'AWS.SNS.MOBILE.APNS.TTL': ttl,
     'AWS.SNS.MOBILE.APNS_SANDBOX.TTL': { ...ttl },
-    'AWS.SNS.MOBILE.GCM.TTL': { ...ttl }
+    'AWS.SNS.MOBILE.FCM.TTL': { ...ttl }
   };
 }
 

@@ -9,12 +9,18 @@ import { UnavailableError } from './errors.js';
 const SCRIPTS = {
   takeTokens: { file: 'take-tokens.lua', keys: 3 },
   recordOutcomes: { file: 'record-outcomes.lua', keys: 4 },
-  finishSegment: { file: 'finish-segment.lua', keys: 2 },
-  setState: { file: 'set-state.lua', keys: 1 },
+  createCampaign: { file: 'create-campaign.lua', keys: 3 },
+  finishSegment: { file: 'finish-segment.lua', keys: 4 },
+  setState: { file: 'set-state.lua', keys: 3 },
   setRate: { file: 'set-rate.lua', keys: 1 },
   eventLease: { file: 'event-lease.lua', keys: 1 },
   governorRenew: { file: 'governor-renew.lua', keys: 1 },
-  governorRelease: { file: 'governor-release.lua', keys: 1 }
+  governorRelease: { file: 'governor-release.lua', keys: 1 },
+  claimFire: { file: 'claim-fire.lua', keys: 4 },
+  finishFire: { file: 'finish-fire.lua', keys: 4 },
+  advanceSchedule: { file: 'advance-schedule.lua', keys: 1 },
+  // As many keys as the schedule has recent fires: the caller passes the count first.
+  removeSchedule: { file: 'remove-schedule.lua', keys: undefined }
 };
 
 /**
@@ -23,10 +29,15 @@ const SCRIPTS = {
  *   setRate(bucket: string, rate: number, burst: number): Promise<number>,
  *   eventLease(key: string, mode: string, owner: string, leaseMs: number, ttlMs: number, eventId: string): Promise<any>,
  *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
- *   finishSegment(campaign: string, segments: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
- *   setState(campaign: string, state: string, ...from: string[]): Promise<string>,
+ *   createCampaign(campaign: string, campaigns: string, active: string, id: string, createdAt: number, ...fields: (string | number)[]): Promise<number>,
+ *   finishSegment(campaign: string, segments: string, active: string, finished: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
+ *   setState(campaign: string, active: string, finished: string, state: string, error: string, ...from: string[]): Promise<string>,
  *   governorRenew(lease: string, holder: string, ttlMs: number): Promise<number>,
- *   governorRelease(lease: string, holder: string): Promise<number>
+ *   governorRelease(lease: string, holder: string): Promise<number>,
+ *   claimFire(schedule: string, fire: string, lease: string, fires: string, at: number, holder: string, leaseMs: number, ttlMs: number, rev: string): Promise<[string, number]>,
+ *   finishFire(schedule: string, fire: string, lease: string, fires: string, at: number, holder: string, state: string, campaignId: string, reason: string, finishedAt: number, ttlMs: number, keep: number, onlyIfUnclaimed: '0' | '1'): Promise<string>,
+ *   advanceSchedule(schedule: string, after: number, rev: string, enabled: '' | '0' | '1'): Promise<number>,
+ *   removeSchedule(numberOfKeys: number, ...keysThenArgs: string[]): Promise<string[] | -1>
  * }} PushRedis
  */
 
@@ -121,12 +132,35 @@ export function redisKeys(prefix) {
     /** Prefix BullMQ puts before its own keys. */
     bullPrefix: `${tag}:bull`,
     bucket: `${tag}:bucket`,
+    /** Every campaign id, scored by creation (ms). */
     campaigns: `${tag}:campaigns`,
+    /** Ids of the campaigns not finished: running, paused, or cancelled and still dropping segments. */
+    activeCampaigns: `${tag}:campaigns:active`,
+    /** Finished campaigns scored by when they finished (ms), the last day's: their final numbers for metrics and charts. */
+    finishedCampaigns: `${tag}:campaigns:finished`,
     disabledEndpoints: `${tag}:endpoints:disabled`,
     /** Which governor process steers the rate: its id, with a TTL (shared/governor-lease.js). */
     governorLease: `${tag}:governor:lease`,
+    /** The governor's last observations (JSON list, newest last): a new lease holder replays them (shared/governor.js). */
+    governorJournal: `${tag}:governor:journal`,
     /** An event's idempotency record. @param {string} idempotencyKey */
     event: (idempotencyKey) => `${tag}:event:${idempotencyKey}`,
+    /** Schedule ids, scored by when each was added (shared/scheduler/schedule-store.js). */
+    schedules: `${tag}:schedules`,
+    /** @param {string} id */
+    schedule(id) {
+      const base = `${tag}:schedule:${id}`;
+      return {
+        /** spec (JSON), rev, enabled, after: the cursor, fires at or before it are dealt with. */
+        hash: base,
+        /** Sorted set of recent fire instants (ms). */
+        fires: `${base}:fires`,
+        /** One fire's record: state, attempts, campaignId, reason. @param {number} at */
+        fire: (at) => `${base}:fire:${at}`,
+        /** Which scheduler holds a fire's claim, with a TTL. @param {number} at */
+        fireLease: (at) => `${base}:fire:${at}:lease`
+      };
+    },
     /** @param {string} id */
     campaign(id) {
       const base = `${tag}:campaign:${id}`;
@@ -135,7 +169,9 @@ export function redisKeys(prefix) {
         outcomes: `${base}:outcomes`,
         failures: `${base}:failures`,
         leases: `${base}:leases`,
-        segments: `${base}:segments`
+        segments: `${base}:segments`,
+        /** Local-time delivery: release instant -> { zones, devices } of that group. */
+        releases: `${base}:releases`
       };
     }
   };

@@ -5,9 +5,16 @@
 // earlier pass over this segment) are skipped, outcomes are written as sends
 // complete, and a pass whose queue lock lapsed is fenced off by a lease checked
 // on every token take. So after a crash only the sends in flight can go out twice.
+//
+// Deadlines: nothing is published at or after the segment's deadline. The sender
+// checks it before each token take and again just before each publish; when it has
+// passed, every device of the segment not yet sent (nor in flight) is recorded as
+// expired, once, like any other outcome. Each publish carries the seconds left to
+// the deadline as the platforms' TTL, so SNS, APNs and FCM drop it rather than
+// deliver it late to a phone that was offline.
 import { TransientError } from './errors.js';
 import { publish } from './sns-client.js';
-import { createRenderer } from './message.js';
+import { createRenderer, ttlAttributes, MAX_TTL_SECONDS } from './message.js';
 import { createOutcomeRecorder } from './outcome-recorder.js';
 import { createWakeableSleep, backoff } from './send-timing.js';
 
@@ -22,6 +29,13 @@ import { createWakeableSleep, backoff } from './send-timing.js';
 // continuously, so a short wait just collects a larger grant in one round trip.
 const MIN_TAKE_INTERVAL_MS = 25;
 const PAUSED_RECHECK_MS = 2000;
+// A segment the queue hands out this close before its release time is held here
+// rather than handed back (clocks of the producer and the worker may differ a little).
+const EARLY_HOLD_MS = 1000;
+// A publish is started only while this much time is left before the deadline, so the
+// request reaches SNS before it (a publish takes a few ms on a warm connection; the
+// TTL attribute, 0 by then, makes APNs and FCM drop one that is slower still).
+const DEADLINE_MARGIN_MS = 100;
 
 /**
  * @param {object} deps
@@ -63,9 +77,16 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       log.warn('segment of an unknown campaign dropped');
       return;
     }
+    // Segments enqueued before deadlines existed carry none; the campaign's own applies then.
+    // A cancelled or failed campaign's leftovers are counted as such, not as expired.
+    const live = campaign.state === 'running' || campaign.state === 'paused';
+    const deadlineAt = live ? segment.deadlineAt ?? campaign.deadlineAt : null;
+    const early = live ? await waitForRelease(segment.releaseAt, deadlineAt) : undefined;
+    if (early) return early;
     const render = rendererFor(campaignId, campaign.message);
+    const ttlFor = ttlAttributesUntil(deadlineAt, campaign.message.ttlSeconds);
     const lease = { segment: index, pass: await store.claimSegment(campaignId, index) };
-    const done = await store.doneFlags(campaignId, firstSeq, devices.length);
+    const done = await store.doneFlags(campaignId, firstSeq, devices.length, campaign.outcomeBits);
 
     /** @type {PendingSend[]} */
     let pending = [];
@@ -74,7 +95,13 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     /** @type {PendingSend[]} devices whose transient errors outlasted this pass's attempts */
     const exhausted = [];
     const outcomes = createOutcomeRecorder(store, campaignId, log);
-    const counts = { delivered: 0, disabled: 0, failed: 0, throttled: 0, transient: 0 };
+    const counts = { delivered: 0, disabled: 0, failed: 0, expired: 0, throttled: 0, transient: 0 };
+    const pastDeadline = () => deadlineAt !== null && Date.now() + DEADLINE_MARGIN_MS >= deadlineAt;
+    /** @param {PendingSend} item */
+    const expire = (item) => {
+      outcomes.add({ seq: firstSeq + item.i, endpointArn: devices[item.i].endpointArn, outcome: 'expired' });
+      counts.expired++;
+    };
     let inFlight = 0;
     let halt = /** @type {string | null} */ (null);
     // Sleeps end early when a send completes or stop() is called.
@@ -87,8 +114,14 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       inFlight++;
       const device = devices[item.i];
       try {
-        const { message, attributes } = render(device.platform, device.locale);
-        const result = await publish(sns, { targetArn: device.endpointArn, message, attributes });
+        // The token was granted in time, but the deadline may have passed since: never send late.
+        if (pastDeadline()) {
+          expire(item);
+          return;
+        }
+        const rendered = render(device.platform, device.locale);
+        const attributes = ttlFor ? ttlFor() : rendered.attributes;
+        const result = await publish(sns, { targetArn: device.endpointArn, message: rendered.message, attributes });
         const seq = firstSeq + item.i;
         if (result.kind === 'delivered' || result.kind === 'disabled' || result.kind === 'permanent') {
           const outcome = result.kind === 'permanent' ? 'failed' : result.kind;
@@ -134,6 +167,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       let nextTakeAt = 0;
       while (pending.length > 0 || inFlight > 0) {
         if (stopping) { halt = 'stopping'; break; }
+        if (pastDeadline()) { halt = 'expired'; break; }
         const now = Date.now();
         const limit = throttle.limit(slotsPerSegment);
         const free = limit - inFlight;
@@ -163,8 +197,10 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
           for (const p of pending) if (p.notBefore > now && p.notBefore < soonest) soonest = p.notBefore;
           waitMs = Math.min(waitMs, soonest - now);
         }
+        // Wake at the deadline, whatever else is awaited, to expire what is left.
+        if (deadlineAt !== null && (pending.length > 0 || exhausted.length > 0)) waitMs = Math.min(waitMs, deadlineAt - DEADLINE_MARGIN_MS - Date.now());
         outcomes.flushSoon();
-        if (inFlight > 0 || waitMs !== Infinity) await sleep(waitMs);
+        if (inFlight > 0 || waitMs !== Infinity) await sleep(Math.max(0, waitMs));
       }
     } catch (error) {
       loopError = error; // Redis went away mid-pass: still land what is in flight first
@@ -174,16 +210,26 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     // Whatever made us stop, let the sends in flight land and record them, so a
     // retry of this segment does not send them again.
     while (inFlight > 0) await sleep(Infinity);
+    // Past the deadline: what was not sent never will be. A throttled or failing send
+    // that is waiting for its retry is not sent either.
+    if (halt === null && !loopError && exhausted.length > 0 && pastDeadline()) halt = 'expired';
+    if (halt === 'expired') for (const item of [...pending.splice(0), ...exhausted.splice(0)]) expire(item);
     await outcomes.drain();
     if (loopError) throw loopError;
 
     const sent = counts.delivered + counts.disabled + counts.failed;
     log.debug({ ...counts, skippedAsDone, halt }, 'segment pass finished');
     switch (halt) {
+      case 'expired':
+        await store.finishSegment(campaignId, index, 0);
+        log.info({ ...counts, skippedAsDone, size: devices.length }, 'segment stopped at its deadline; the rest expired');
+        return;
       case 'stopping':
         return { deferMs: 0 };
       case 'paused':
-        return { deferMs: PAUSED_RECHECK_MS };
+        // Back at the deadline at the latest, to expire what is left then, paused or not.
+        return { deferMs: deadlineAt === null ? PAUSED_RECHECK_MS
+          : Math.max(0, Math.min(PAUSED_RECHECK_MS, deadlineAt - DEADLINE_MARGIN_MS - Date.now())) };
       case 'superseded':
         log.warn({ sent }, 'segment taken over by another pass (this worker stalled); stopped sending');
         return;
@@ -207,6 +253,28 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     log.info({ ...counts, skippedAsDone, size: devices.length }, 'segment sent');
   }
 
+  /**
+   * A segment handed out before its release time (clock differences between hosts)
+   * is held briefly or handed back until then; past its deadline it goes ahead, to
+   * have its devices expired at once.
+   * @param {number | undefined} releaseAt
+   * @param {number | null} deadlineAt
+   * @returns {Promise<HandlerResult>} a deferral, or undefined to go ahead
+   */
+  async function waitForRelease(releaseAt, deadlineAt) {
+    const dueAt = deadlineAt === null || releaseAt === undefined ? releaseAt : Math.min(releaseAt, deadlineAt);
+    if (dueAt === undefined || dueAt <= Date.now()) return;
+    if (dueAt - Date.now() > EARLY_HOLD_MS) return { deferMs: dueAt - Date.now() };
+    const { sleep, wake } = createWakeableSleep();
+    wakers.add(wake);
+    try {
+      await sleep(dueAt - Date.now());
+    } finally {
+      wakers.delete(wake);
+    }
+    if (stopping) return { deferMs: Math.max(0, dueAt - Date.now()) };
+  }
+
   return {
     send,
     /** Stops taking tokens; running sends finish and their segments are handed back. */
@@ -214,6 +282,30 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       stopping = true;
       for (const wakeUp of wakers) wakeUp();
     }
+  };
+}
+
+/**
+ * The TTL message attributes for a publish now: the seconds left to the deadline,
+ * rounded down (0 near the end, which APNs and FCM read as "now or never"), and never
+ * more than the message's own ttlSeconds. Null when there is no deadline (the
+ * rendered message's attributes apply). The attributes are rebuilt once per second.
+ * @param {number | null} deadlineAt
+ * @param {number | undefined} messageTtlSeconds
+ */
+function ttlAttributesUntil(deadlineAt, messageTtlSeconds) {
+  if (deadlineAt === null) return null;
+  const cap = Math.min(messageTtlSeconds ?? MAX_TTL_SECONDS, MAX_TTL_SECONDS);
+  let seconds = -1;
+  /** @type {ReturnType<typeof ttlAttributes>} */
+  let attributes = ttlAttributes(0);
+  return () => {
+    const left = Math.min(cap, Math.max(0, Math.floor((deadlineAt - Date.now()) / 1000)));
+    if (left !== seconds) {
+      seconds = left;
+      attributes = ttlAttributes(left);
+    }
+    return attributes;
   };
 }
 

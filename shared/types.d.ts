@@ -47,7 +47,8 @@ export interface Message {
   badge?: number;
 }
 
-export type CampaignState = 'running' | 'paused' | 'cancelled' | 'completed' | 'failed';
+/** `expired`: finished with devices its deadline cut off (counted in `expired`); `completed`: every device reached. */
+export type CampaignState = 'running' | 'paused' | 'cancelled' | 'completed' | 'expired' | 'failed';
 
 /** One unit of queued work: up to SEGMENT_SIZE devices of one campaign. */
 export interface Segment {
@@ -57,9 +58,14 @@ export interface Segment {
   /** Campaign-wide sequence number of devices[0]; device i has sequence firstSeq + i. */
   firstSeq: number;
   devices: Device[];
+  /** ms since the epoch: no worker starts the segment before then (local-time delivery); absent = at once. */
+  releaseAt?: number;
+  /** ms since the epoch: nothing of the segment is sent at or after it; its unsent devices are then expired. */
+  deadlineAt?: number;
 }
 
-export type Outcome = 'delivered' | 'disabled' | 'failed';
+/** `expired`: not sent because the campaign's deadline passed first. */
+export type Outcome = 'delivered' | 'disabled' | 'failed' | 'expired';
 
 /** The result of publishing to one device, recorded once per campaign and device. */
 export interface SendOutcome {
@@ -81,7 +87,7 @@ export interface ConsumeOptions {
 
 /** The transport-neutral queue interface. BullMQ stands behind it now; RabbitMQ later. */
 export interface QueueAdapter<T = any> {
-  /** Adds items durably; resolves when all are stored. */
+  /** Adds items durably; resolves when all are stored. An item whose release time (the adapter's releaseAtOf) is in the future is not handed to a consumer before it. */
   enqueue(items: T[]): Promise<void>;
   /** Starts consuming. The handler's resolve acks; a throw retries with backoff, or dead-letters after the last attempt or a permanent error. */
   consume(handler: (payload: T, attempt: number) => Promise<HandlerResult>, options: ConsumeOptions): Promise<void>;

@@ -13,16 +13,24 @@
 // schedule is the smallest n whose optimum reaches the audience, found by bisection. A
 // greedy "send as much as fits now" is not enough: with a kernel that peaks after a delay,
 // greedy bursts fill the peak and then starve, and the linear program can be much faster.
+//
+// The oracle knows when the campaign ends, and its last bins fill the room the campaign
+// leaves behind: their load arrives after the last send, when nothing else will. A pacer
+// that does not know the audience's size cannot do that; it keeps room for sends that would
+// follow. With `knowsEnd: false` the planner gives a reference for that: after the last
+// bin n, the room left is only what a continuation at the steady rate would not use,
+// (C_j - B_j)·(1 - K(j - n)) with K the kernel's running sum.
 
-import { binKernel } from '../shared/pacing/wake-up-model.js';
+import { binKernel, cumulativeKernel } from '../shared/pacing/wake-up-model.js';
 import { maximise } from './linear-program.js';
 
 /**
  * @param {import('./scenario.js').Scenario} scenario
  * @param {import('./world.js').World} world
+ * @param {{ knowsEnd?: boolean }} [options]  knowsEnd false: leave room for a continuation after the last send (a reference, see above)
  * @returns {{ binSeconds: number, sendsPerBin: Float64Array, completionBins: number }}
  */
-export function planOracle(scenario, world) {
+export function planOracle(scenario, world, { knowsEnd = true } = {}) {
   const { confidence } = scenario.strategies.oracle;
   // Keep the kernel to at most ~300 bins so each program stays small; a kernel that long is
   // smooth on the coarser grid.
@@ -40,6 +48,7 @@ export function planOracle(scenario, world) {
     10 * Math.ceil(audience / Math.max(steadyRate, 1e-9) / 300 / 10)
   );
   const kernel = binKernel(world.massPerSecond, binSeconds);
+  const cumulative = cumulativeKernel(kernel);
   const perBinMax = scenario.sns.maxRate * binSeconds;
   const perBin = Math.max(1e-9, steadyRate * binSeconds);
 
@@ -70,7 +79,7 @@ export function planOracle(scenario, world) {
       const row = new Float64Array(n);
       for (let i = Math.max(0, j - kernel.length + 1); i <= Math.min(j, n - 1); i++) row[i] = kernel[j - i];
       rows.push(row);
-      bounds.push(room(j));
+      bounds.push(knowsEnd || j < n ? room(j) : room(j) * Math.max(0, 1 - (j - n < kernel.length ? cumulative[j - n] : 1)));
     }
     const objective = new Float64Array(n).fill(1);
     // SNS's limit is rarely binding; add it only for bins that exceed it, then solve again.

@@ -1,4 +1,4 @@
-// Human-readable output for pushctl: durations, counts and the progress bar.
+// Human-readable output for pushctl: durations, counts, tables and the progress bar.
 
 /** @typedef {import('../../shared/campaign-progress.js').CampaignProgress} CampaignProgress */
 
@@ -16,6 +16,16 @@ export const formatCount = (n) => n.toLocaleString('en-US');
 
 /** @param {number} rate */
 export const formatRate = (rate) => `${rate >= 100 ? Math.round(rate) : Number(rate.toFixed(1))}/s`;
+
+/**
+ * Rows as a table: each column as wide as its widest cell, two spaces between columns,
+ * no trailing blanks; one line per row, each ending in a line feed.
+ * @param {string[][]} rows the header first
+ */
+export function formatTable(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd() + '\n').join('');
+}
 
 /**
  * One line: a bar, the counts, the rate and the ETA.

@@ -1,9 +1,10 @@
 // pushctl status, list and rate: reading campaigns and the bucket.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { campaignProgress, FINISHED_STATES } from '../../shared/campaign-progress.js';
-import { formatCount, formatDuration, formatRate, progressLine, statusBlock } from './format.js';
+import { formatCount, formatDuration, formatRate, formatTable, progressLine, statusBlock } from './format.js';
 
 /** @typedef {import('./context.js').Context} Context */
+/** @typedef {import('../../shared/campaign-progress.js').CampaignProgress} CampaignProgress */
 /** @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean }, stderr: NodeJS.WritableStream }} IO */
 
 const WATCH_INTERVAL_MS = 1000;
@@ -18,15 +19,20 @@ const RATE_WINDOW_S = 5;
  */
 export async function status(ctx, id, options, io) {
   if (!options.watch) {
-    const progress = campaignProgress(await ctx.store.require(id), await ctx.bucket.settings());
-    io.stdout.write(options.json ? JSON.stringify(progress) + '\n' : statusBlock(progress) + '\n');
+    const campaign = await ctx.store.require(id);
+    const releases = campaign.localTime ? await ctx.store.releases(id) : [];
+    const progress = campaignProgress(campaign, { ...await ctx.bucket.settings(), releases });
+    io.stdout.write(options.json ? JSON.stringify(progress) + '\n' : [statusBlock(progress), ...timingLines(progress)].join('\n') + '\n');
     return 0;
   }
+  /** @type {import('../../shared/local-time.js').ReleaseGroup[] | null} the plan is fixed at launch: read once */
+  let releases = null;
   /** @type {{ at: number, processed: number }[]} */
   const samples = [];
   const tty = Boolean(io.stdout.isTTY) && !options.json;
   while (true) {
     const campaign = await ctx.store.require(id);
+    releases ??= campaign.localTime ? await ctx.store.releases(id) : [];
     const { rate } = await ctx.bucket.settings();
     const now = Date.now();
     const processed = campaign.delivered + campaign.disabled + campaign.failed;
@@ -34,14 +40,47 @@ export async function status(ctx, id, options, io) {
     while (samples.length > 1 && now - samples[0].at > RATE_WINDOW_S * 1000) samples.shift();
     const first = samples[0];
     const achievedRate = now - first.at >= 900 ? ((processed - first.processed) * 1000) / (now - first.at) : null;
-    const progress = campaignProgress(campaign, { rate, now, achievedRate });
+    const progress = campaignProgress(campaign, { rate, now, achievedRate, releases });
     const done = FINISHED_STATES.has(campaign.state);
+    const line = progressLine(progress) + timingSuffix(progress);
     if (options.json) io.stdout.write(JSON.stringify(progress) + '\n');
-    else if (tty) io.stdout.write(`\r\x1b[2K${progressLine(progress)}${done ? '\n' : ''}`);
-    else io.stdout.write(progressLine(progress) + '\n');
+    else if (tty) io.stdout.write(`\r\x1b[2K${line}${done ? '\n' : ''}`);
+    else io.stdout.write(line + '\n');
     if (done) return 0;
     await sleep(options.intervalMs ?? WATCH_INTERVAL_MS);
   }
+}
+
+/**
+ * The status block's lines about local-time release and the deadline, if the campaign has them.
+ * @param {CampaignProgress} p
+ */
+function timingLines(p) {
+  const lines = [];
+  if (p.localTime) {
+    const plan = `${p.localTime} in each device's time zone (default ${p.defaultTimezone}), ${formatCount(p.releases.length)} release group(s)`;
+    lines.push(`local     ${plan}`);
+    if (p.waiting) {
+      lines.push(`waiting   ${formatCount(p.waiting.zones)} zone(s), ${formatCount(p.waiting.devices)} devices, next at ${p.waiting.nextAt} ` +
+        `(${p.waiting.nextZones.slice(0, 3).join(', ')}${p.waiting.nextZones.length > 3 ? ', ...' : ''})`);
+    }
+  }
+  if (p.deadlineAt || p.ttlSeconds !== null) {
+    const ttl = p.ttlSeconds === null ? '' : `${p.deadlineAt ? '; ' : ''}time to live ${formatDuration(p.ttlSeconds)}${p.localTime ? ' from each group\'s release' : ''}`;
+    const passed = p.deadlinePassed ? ' (passed)' : '';
+    lines.push(`deadline  ${p.deadlineAt ?? ''}${passed}${ttl}`);
+  }
+  if (p.expired > 0) lines.push(`expired   ${formatCount(p.expired)} devices not reached before the deadline (never sent late)`);
+  return lines;
+}
+
+/**
+ * What the one-line progress view adds for deadlines and waiting groups.
+ * @param {CampaignProgress} p
+ */
+function timingSuffix(p) {
+  return (p.expired > 0 ? `  expired ${formatCount(p.expired)}` : '') +
+    (p.waiting ? `  waiting ${formatCount(p.waiting.devices)} in ${formatCount(p.waiting.zones)} zone(s), next ${p.waiting.nextAt}` : '');
 }
 
 /**
@@ -51,7 +90,8 @@ export async function status(ctx, id, options, io) {
  */
 export async function list(ctx, options, io) {
   const { rate } = await ctx.bucket.settings();
-  const rows = (await ctx.store.list({ limit: options.limit ?? 50 })).map((c) => campaignProgress(c, { rate }));
+  // The newest, and every campaign still running however many came after it.
+  const rows = (await ctx.store.list({ limit: options.limit ?? 50, withActive: true })).map((c) => campaignProgress(c, { rate }));
   if (options.json) {
     io.stdout.write(JSON.stringify(rows) + '\n');
     return 0;
@@ -63,8 +103,7 @@ export async function list(ctx, options, io) {
   const header = ['ID', 'STATE', 'PROGRESS', 'SENT', 'FAILED', 'TOTAL', 'CREATED', 'NAME'];
   const table = rows.map((p) => [p.id, p.state, `${p.percent.toFixed(1)}%`, formatCount(p.delivered),
     formatCount(p.failed), formatCount(p.total), p.createdAt.slice(0, 19).replace('T', ' '), p.name]);
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
-  for (const row of [header, ...table]) io.stdout.write(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd() + '\n');
+  io.stdout.write(formatTable([header, ...table]));
   return 0;
 }
 

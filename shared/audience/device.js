@@ -2,6 +2,8 @@
 // into a Device. Every source funnels through parseDevice (or parseDeviceFields), so a
 // device is valid in the same way whichever source it came from.
 
+import { canonicalTimezone } from '../zoned-time.js';
+
 /** @typedef {import('../types.js').Device} Device */
 /** @typedef {import('../types.js').Platform} Platform */
 
@@ -51,8 +53,6 @@ const INVALID = Symbol('invalid');
 
 /** @type {Map<string, string | null>} */
 const localeCache = new Map();
-/** @type {Map<string, string | null>} */
-const timezoneCache = new Map();
 
 /**
  * Validates one record into a device, or says why it was skipped. `line` is the 1-based
@@ -157,26 +157,6 @@ export function canonicalLocale(tag) {
       canonical = null;
     }
     if (localeCache.size < CACHE_LIMIT) localeCache.set(tag, canonical);
-  }
-  return canonical;
-}
-
-/**
- * The canonical IANA name of a time zone ("europe/helsinki" → "Europe/Helsinki"), or
- * null when ICU does not know it. Constructing a DateTimeFormat costs tens of
- * microseconds, far more than the rest of a line, hence the cache.
- * @param {string} name
- * @returns {string | null}
- */
-export function canonicalTimezone(name) {
-  let canonical = timezoneCache.get(name);
-  if (canonical === undefined) {
-    try {
-      canonical = new Intl.DateTimeFormat(undefined, { timeZone: name }).resolvedOptions().timeZone;
-    } catch {
-      canonical = null;
-    }
-    if (timezoneCache.size < CACHE_LIMIT) timezoneCache.set(name, canonical);
   }
   return canonical;
 }

@@ -13,6 +13,8 @@ import { createEventProcessor } from './event-processor.js';
 import { createEventValidator } from './event-validator.js';
 import { createTemplateStore } from './templates.js';
 import { createTransactionalSender } from './transactional-sender.js';
+import { observeIngest } from '../metrics/process-observers.js';
+import { detachedOps } from '../metrics/ops-server.js';
 
 /**
  * Starts consuming events. Resolves once Redis answers; RabbitMQ is connected in the
@@ -20,14 +22,16 @@ import { createTransactionalSender } from './transactional-sender.js';
  * restarts this process.
  * @param {import('../../config/index.js').Config} config
  * @param {import('pino').Logger} logger
+ * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startEventIngest(config, logger) {
+export async function startEventIngest(config, logger, ops = detachedOps('ingest')) {
   const redis = createRedis(config.redisUrl, { name: 'pushpace:ingest' });
   await assertRedisReachable(redis, config.redisUrl);
   await warnIfNotPersistent(redis, logger);
   // One query per event, each a few ms: a small pool serves the whole prefetch.
   const pool = createPool(config.databaseUrl, { max: Math.min(config.events.concurrency, 8), application_name: 'pushpace:ingest' });
   const sns = createSnsClient(config.sns, { maxSockets: config.publishConcurrency });
+  const observed = observeIngest({ ops, redis, sns, pool, config, logger });
 
   const processor = createEventProcessor({
     validator: createEventValidator({ templates: createTemplateStore(config.events.templatesDir) }),
@@ -37,11 +41,12 @@ export async function startEventIngest(config, logger) {
     logger
   });
   const consumer = createEventConsumer({ url: config.amqpUrl, events: config.events, logger });
-  consumer.start((delivery, signal) => processor.handle(delivery, signal));
+  consumer.start((delivery, signal) => observed.counted(processor.handle(delivery, signal)));
   logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, transactionalShare: config.transactionalShare,
     templatesDir: config.events.templatesDir }, 'ingest started');
 
   return {
+    readiness: observed.readiness,
     /** Stops taking events, lets those in progress finish or go back, closes connections. */
     async close() {
       await consumer.stop();

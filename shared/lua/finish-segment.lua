@@ -1,10 +1,15 @@
 --[[
   Marks one segment of a campaign finished (once, however often it is
-  redelivered), or marks the campaign fully enqueued, and completes the
+  redelivered), or marks the campaign fully enqueued, and finishes the
   campaign when both are true: every segment enqueued and every one finished.
+  A running (or paused) campaign then becomes 'expired' if its deadline cut off
+  any device (counter expired > 0), else 'completed'. A finishing campaign leaves
+  the active index and enters the recently finished one, in the same step.
 
-  KEYS[1] campaign hash          { state, enqueued, segmentsTotal, segmentsDone, cancelled, ... }
+  KEYS[1] campaign hash          { id, state, enqueued, segmentsTotal, segmentsDone, cancelled, expired, ... }
   KEYS[2] finished-segments bitmap
+  KEYS[3] active campaigns       set of ids (create-campaign.lua, set-state.lua)
+  KEYS[4] recently finished      sorted set: id -> when it finished (ms), a day's worth
   ARGV[1] 'segment' or 'enqueued'
   ARGV[2] the segment's index, or the campaign's segment count for 'enqueued'
   ARGV[3] devices of this segment dropped unsent (cancelled), counted once
@@ -24,16 +29,28 @@ else
   redis.call('HSET', KEYS[1], 'enqueued', '1', 'segmentsTotal', ARGV[2])
 end
 
-local h = redis.call('HMGET', KEYS[1], 'state', 'enqueued', 'segmentsTotal', 'segmentsDone')
+local h = redis.call('HMGET', KEYS[1], 'state', 'enqueued', 'segmentsTotal', 'segmentsDone', 'expired', 'id')
 local state = h[1]
+local finished = false
+local now = 0
 if h[2] == '1' and (tonumber(h[4]) or 0) >= (tonumber(h[3]) or 0) then
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   if state == 'running' or state == 'paused' then
-    state = 'completed'
+    state = (tonumber(h[5]) or 0) > 0 and 'expired' or 'completed'
     redis.call('HSET', KEYS[1], 'state', state, 'finishedAt', now)
+    finished = true
   elseif state == 'cancelled' and not redis.call('HGET', KEYS[1], 'finishedAt') then
     redis.call('HSET', KEYS[1], 'finishedAt', now)
+    finished = true
   end
+end
+if finished then
+  redis.call('SREM', KEYS[3], h[6])
+  redis.call('ZADD', KEYS[4], now, h[6])
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
+elseif (state == 'running' or state == 'paused') and h[6] then
+  -- Indexes a campaign created before the index existed as soon as one of its segments is done.
+  redis.call('SADD', KEYS[3], h[6])
 end
 return state

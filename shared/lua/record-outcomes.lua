@@ -2,23 +2,33 @@
   Records send outcomes for devices of one campaign, once per device: a device
   whose outcome is already set keeps it, and its counter is not bumped again.
   That makes a redelivered segment's outcomes harmless (idempotency per
-  campaign and device sequence number).
+  campaign and device sequence number), expiry included: a device expired by one
+  pass is never counted delivered by another, nor the other way round.
 
-  KEYS[1] campaign hash          counters delivered, disabled, failed
-  KEYS[2] outcomes bitfield      2 bits per device: 0 pending, 1 delivered, 2 disabled, 3 failed
+  KEYS[1] campaign hash          counters delivered, disabled, failed, expired; outcomeBits
+  KEYS[2] outcomes bitfield      outcomeBits (3, or 2 for campaigns created before expiry)
+                                 bits per device: 0 pending, 1 delivered, 2 disabled, 3 failed, 4 expired
   KEYS[3] failures list          JSON { seq, endpointArn, reason }, newest last, capped
   KEYS[4] disabled endpoints set
-  ARGV    groups of 4: seq, code (1..3), endpointArn, reason ('' when none)
+  ARGV    groups of 4: seq, code (1..4), endpointArn ('' unless disabled or failed), reason ('' when none)
 
   Returns the number of devices recorded for the first time.
 ]]
-local counters = { 'delivered', 'disabled', 'failed' }
+local counters = { 'delivered', 'disabled', 'failed', 'expired' }
+local width = 'u' .. (redis.call('HGET', KEYS[1], 'outcomeBits') or '2')
+if width == 'u2' then
+  for i = 2, #ARGV, 4 do
+    if tonumber(ARGV[i]) > 3 then
+      return redis.error_reply('outcome code ' .. ARGV[i] .. ' does not fit the 2-bit outcome field of an older campaign')
+    end
+  end
+end
 local fresh = 0
 local failuresAdded = false
 for i = 1, #ARGV, 4 do
   local offset = '#' .. ARGV[i]
   local code = tonumber(ARGV[i + 1])
-  local old = redis.call('BITFIELD', KEYS[2], 'SET', 'u2', offset, code)[1]
+  local old = redis.call('BITFIELD', KEYS[2], 'SET', width, offset, code)[1]
   if old == 0 then
     fresh = fresh + 1
     redis.call('HINCRBY', KEYS[1], counters[code], 1)
@@ -29,7 +39,7 @@ for i = 1, #ARGV, 4 do
       failuresAdded = true
     end
   elseif old ~= code then
-    redis.call('BITFIELD', KEYS[2], 'SET', 'u2', offset, old)
+    redis.call('BITFIELD', KEYS[2], 'SET', width, offset, old)
   end
 end
 if failuresAdded then

@@ -1,20 +1,40 @@
 --[[
-  Moves a campaign to a new state if its current state allows it.
+  Moves a campaign to a new state if its current state allows it, and keeps the
+  indexes of active and recently finished campaigns in step, in the same step.
 
   KEYS[1] campaign hash
+  KEYS[2] active campaigns           set: campaigns not finished (running, paused, or
+                                     cancelled and still dropping its queued segments)
+  KEYS[3] recently finished campaigns sorted set: id -> when it finished (ms), a day's worth
   ARGV[1] the new state
-  ARGV[2..] the states it may be moved from
+  ARGV[2] an error to store with the change ('' for none)
+  ARGV[3..] the states it may be moved from
 
   Returns the state before the call, or 'missing'. The state is changed only
-  when that old state is one of ARGV[2..].
+  when that old state is one of ARGV[3..].
 ]]
 local old = redis.call('HGET', KEYS[1], 'state')
 if not old then
   return 'missing'
 end
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   if ARGV[i] == old then
     redis.call('HSET', KEYS[1], 'state', ARGV[1])
+    if ARGV[2] ~= '' then
+      redis.call('HSET', KEYS[1], 'error', ARGV[2])
+    end
+    local id = redis.call('HGET', KEYS[1], 'id')
+    if ARGV[1] == 'completed' or ARGV[1] == 'expired' or ARGV[1] == 'failed' then
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      redis.call('SREM', KEYS[2], id)
+      redis.call('ZADD', KEYS[3], now, id)
+      redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 86400000)
+    else
+      -- Cancelled stays active until its last segment is dropped (finish-segment.lua).
+      -- SADD also indexes a campaign created before the index existed.
+      redis.call('SADD', KEYS[2], id)
+    end
     return old
   end
 end

@@ -4,27 +4,35 @@
 // A queue's latency rises as its utilisation ρ = λ/μ nears 1; for an M/M/1 queue the mean
 // sojourn is the service time over 1 - ρ. With the same shape for the p95,
 //
-//   ℓ(λ) = ℓ₀ / (1 - λ/μ)
+//   ℓ(λ) = L / (1 - λ/μ)
 //
-// one window (y, ℓ) gives μ = y / (1 - ℓ₀/ℓ), and the rate at which ℓ would equal the
-// setpoint ℓ* is
+// Two points fix L and μ: the base (y₀, ℓ₀), the lowest p95 seen and the load it was seen
+// at, and the window (y, ℓ). Then
 //
-//   C_obs = y · (1 - ℓ₀/ℓ*) / (1 - ℓ₀/ℓ).
+//   μ = (ℓ·y - ℓ₀·y₀) / (ℓ - ℓ₀),   L = ℓ₀·(1 - y₀/μ),   C_obs = μ·(1 - L/ℓ*)
 //
-// At the setpoint itself C_obs = y whatever ℓ₀ is, so the estimate's fixed point is exact
-// even though a real gateway is not an M/M/1 queue; the model only supplies the direction
-// and size of each step away from it. Near ℓ₀ (an idle gateway) C_obs is huge and says
-// little, which is why increases are rate-limited and only trusted while the gateway
-// actually carries a load near the estimate. Because y and ℓ come from the same window, the
-// estimate does not suffer the wake-up dead time: it is a measurement of the latency curve,
-// not a loop around the delayed load.
+// is the rate at which ℓ would equal the setpoint ℓ*. At the setpoint itself C_obs = y
+// whatever the base is, so the estimate's fixed point is exact even though a real gateway
+// is not an M/M/1 queue; the model only supplies the direction and size of each step away
+// from it. The base is measured under the baseline traffic, not at zero load, and reading
+// it as the idle latency (y₀ = 0, the one-point form C_obs = y·(1 - ℓ₀/ℓ*)/(1 - ℓ₀/ℓ))
+// makes the curve too flat: in the simulator it put the slope near the setpoint at 40% of
+// the true one, so one window's p95 noise moved C_obs 2.5 times as far as it should, and
+// the estimate ran ahead of the truth while the load ramped up. Through the measured base
+// point the slope is within about 30% of the truth (the rest is latency that does not
+// queue, such as the services behind the gateway).
+//
+// Near ℓ₀ C_obs is huge and says little, which is why increases are rate-limited and only
+// trusted while the gateway actually carries a load near the estimate. Because y and ℓ come
+// from the same window, the estimate does not suffer the wake-up dead time: it is a
+// measurement of the latency curve, not a loop around the delayed load.
 
 /**
  * @param {object} options
  * @param {number} options.capacityRps   prior: rps at the setpoint latency (from a load test)
  * @param {number} options.setpointMs    target p95 (setpointRatio × SLO)
  * @param {number} options.sloMs         the SLO's p95: above it the estimate drops faster, above twice it at once
- * @param {number | null} options.baseLatencyMs  ℓ₀, or null to learn it as the lower envelope of observed p95
+ * @param {number | null} options.baseLatencyMs  ℓ₀ of the idle gateway (y₀ = 0), or null to learn (y₀, ℓ₀) as the lower envelope of observed p95
  * @param {number} options.riseLimit     largest relative increase per window
  * @param {number} options.dropLimit     largest relative decrease per window
  * @param {number} options.riseGain      share of the way to C_obs moved up per window
@@ -35,6 +43,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let capacity = capacityRps;
   /** @type {number | null} */
   let base = baseLatencyMs;
+  /** The load the base latency was seen at (0: the configured idle latency). */
+  let baseRps = 0;
   let lastObserved = Infinity;
 
   /**
@@ -44,9 +54,18 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * @param {number} baseMs
    */
   function observedCapacity(rps, p95Ms, baseMs) {
-    if (setpointMs <= baseMs) return rps * setpointMs / Math.max(p95Ms, 1e-9);
     if (p95Ms <= baseMs * 1.02) return Infinity;
-    return (rps * (1 - baseMs / setpointMs)) / (1 - baseMs / p95Ms);
+    // Through both points; when the base point no longer lies on the curve (capacity has
+    // changed since), the fit gives no queue beyond the loads seen, and the one-point form
+    // takes over.
+    let mu = (p95Ms * rps - baseMs * baseRps) / (p95Ms - baseMs);
+    let idleMs = baseMs * (1 - baseRps / mu);
+    if (!(mu > 1.001 * Math.max(rps, baseRps))) {
+      mu = rps / (1 - baseMs / p95Ms);
+      idleMs = baseMs;
+    }
+    if (setpointMs <= idleMs) return rps * setpointMs / p95Ms;
+    return mu * (1 - idleMs / setpointMs);
   }
 
   /** @param {{ rps: number, p95Ms: number }} window */
@@ -57,9 +76,16 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
       // windows, so an overload (whose latency is queueing, not the idle gateway's) cannot
       // drag it up; a lasting change such as a slower downstream still gets through in a few
       // hundred windows.
-      if (base === null) base = Math.min(p95Ms, 0.9 * setpointMs);
-      else if (p95Ms < base) base += 0.5 * (p95Ms - base);
-      else if (p95Ms < setpointMs) base = Math.min(0.9 * setpointMs, base + 0.002 * (p95Ms - base));
+      if (base === null) {
+        base = Math.min(p95Ms, 0.9 * setpointMs);
+        baseRps = rps;
+      } else if (p95Ms < base) {
+        base += 0.5 * (p95Ms - base);
+        baseRps += 0.5 * (rps - baseRps);
+      } else if (p95Ms < setpointMs) {
+        base = Math.min(0.9 * setpointMs, base + 0.002 * (p95Ms - base));
+        baseRps += 0.002 * (rps - baseRps);
+      }
     }
     const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
     lastObserved = cObs;
@@ -80,7 +106,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   return {
     update,
     get capacity() { return capacity; },
-    snapshot() { return { capacity, baseLatencyMs: base, observedCapacity: lastObserved }; }
+    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved }; }
   };
 }
 

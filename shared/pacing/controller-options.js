@@ -37,6 +37,11 @@ import { InputError } from '../errors.js';
  * @property {number} capacityDropGain  share of the way moved down per window below the SLO (0.5 above it, 1 above twice it)
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
  *
+ * Robustness against a sudden capacity loss (off by default: lossShare 0)
+ * @property {number} lossShare         plan so that losing this share of the gateway's capacity at any moment queues no request longer than lossQueueMs (0: off)
+ * @property {number} saturationRatio   the gateway's throughput at full CPU over its capacity at the setpoint (capacityRps), from the same load test
+ * @property {number} lossQueueMs       the longest queueing delay that such a loss may cause (keep it under the router's timeout, 30 s on Heroku)
+ *
  * Estimation
  * @property {number} confidence        standard deviations of the predicted load kept under capacity
  * @property {number} planSoftness      share by which the plan lets predicted load exceed its bound, for a smooth rate (soft constraint)
@@ -78,13 +83,17 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   baseLatencyMs: null,
   capacityRiseLimit: 0.02,
   capacityDropLimit: 0.4,
-  capacityRiseGain: 0.05,
+  capacityRiseGain: 0.1,
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
 
+  lossShare: 0,
+  saturationRatio: 1.2,
+  lossQueueMs: 20_000,
+
   confidence: 2,
   planSoftness: 0.01,
-  baselineDrift: 0.01,
+  baselineDrift: 0.005,
   gainDrift: 0.003,
   rpsNoise: 0.02,
 
@@ -123,6 +132,8 @@ export function resolveControllerOptions(options = {}) {
   if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);
   if (o.minRate > o.maxRate) throw new InputError(`controller option minRate (${o.minRate}) is above maxRate (${o.maxRate})`);
   if (o.binMs % 1000 !== 0) throw new InputError(`controller option binMs must be a whole number of seconds, got ${o.binMs}`);
+  if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
+  if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);
   return Object.freeze(o);
 }

@@ -10,27 +10,32 @@
 // gain it commits far too many sends before the bulk of their load shows up (in the
 // simulator: 5% of windows over the SLO with a true σ of 0.9 against a prior of 1.0).
 //
-// Each member scores its one-window-ahead predictions (the Gaussian log-likelihood of its
-// filter's innovations, slowly forgotten). Every member within a likelihood ratio of about
-// 20 of the best plans a rate, and the lowest wins: while the data cannot yet tell a slow
-// shape with a high gain from a fast shape with a low gain, the plan respects both.
+// Each member scores its one-window-ahead predictions (the Gaussian log-likelihood ℓ_i of
+// its filter's innovations, slowly forgotten); its posterior weight is w_i ∝ e^(ℓ_i). The
+// plan must keep the chance of overload under α = 1 - Φ(z) (z = `confidence`) for the
+// mixture of members: Σ w_i·p_i ≤ α. Splitting α evenly over the k members (a union bound)
+// asks each member to keep its own overload chance p_i under α/(k·w_i): it plans at
+// z_i = Φ⁻¹(1 - α/(k·w_i)) standard deviations, and the lowest plan wins. While the data
+// cannot tell the shapes apart (equal weights) every member plans at z; a member the data
+// make unlikely counts with less and less caution, and below w_i = 2α/k (0.9% with five
+// members and z = 2) not at all.
 //
 // Tried and rejected in the simulator (docs/pacing.md has the numbers): following only the
-// most likely member, or pruning at a likelihood ratio of 3 or 10, sent 100,000-250,000
-// devices in ten seconds on the word of a confidently wrong member in some seeds and
-// overloaded the gateway minutes later; counting the members' disagreement as measurement
-// noise (errors in variables) made a wrong member win in a world with a narrower delay
-// spread; keeping every member always is safe but 10-15% slower on slow openers.
+// most likely member; counting every member within a likelihood ratio of 20 of the best at
+// full caution and dropping the rest at once, which on slow openers let a member fitted to
+// the early left tail (σ 1.2 against a true 1.1, so a gain 20% too low) become the only one
+// left after two minutes, send 175,000 devices in ten seconds and put 1.8% of the windows
+// over the SLO; counting the members' disagreement as measurement noise (errors in
+// variables), which made a wrong member win in a world with a narrower delay spread.
 
-import { binKernel, cumulativeKernel, requestTimeMassPerSecond } from './wake-up-model.js';
+import { binKernel, cumulativeKernel, normalCdf, normalQuantile, requestTimeMassPerSecond } from './wake-up-model.js';
 import { createLoadLedger } from './load-ledger.js';
 import { createParameterEstimator } from './parameter-estimator.js';
 import { createRatePlanner } from './rate-planner.js';
+import { lossGuardRate } from './loss-guard.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
-/** Members whose log-likelihood is at most this far below the best's (a likelihood ratio of e³ ≈ 20) still plan. */
-const PLAUSIBILITY = 3;
 /** The log-likelihoods forget with this time constant, so the bank can follow a change. */
 const MEMORY_MS = 30 * 60_000;
 
@@ -53,6 +58,7 @@ export function createModelBank(o) {
       medianFactor,
       sigmaFactor,
       massPerSecond,
+      kernel,
       ledger: createLoadLedger({ kernel, binMs: o.binMs, pastBins }),
       params: createParameterEstimator({
         requestsPerSend,
@@ -65,6 +71,8 @@ export function createModelBank(o) {
       }),
       planner: createRatePlanner({ kernel, cumulative, binMs: o.binMs, softness: o.planSoftness }),
       logLikelihood: 0,
+      /** Standard deviations this member plans at; null when it does not count. @type {number | null} */
+      z: null,
       lastMaxUnitLoad: 0,
       lastPlan: 0
     };
@@ -105,22 +113,51 @@ export function createModelBank(o) {
     }
   }
 
-  /** Members still consistent with the data. */
-  function plausible() {
-    let best = -Infinity;
-    for (const m of models) best = Math.max(best, m.logLikelihood);
-    return models.filter((m) => m.logLikelihood >= best - PLAUSIBILITY);
+  /** The chance of overload the plan accepts, for the mixture of members. */
+  const alpha = 1 - normalCdf(o.confidence);
+  /** Bins sent at the planned rate before a capacity loss shows in the metrics. */
+  const detectionBins = Math.ceil((o.metricsWindowMs + o.metricsLagMs) / o.binMs);
+
+  /** Each member's caution z_i from its posterior weight (null: it no longer counts). */
+  function weigh() {
+    const top = best();
+    let sum = 0;
+    for (const m of models) sum += Math.exp(m.logLikelihood - top.logLikelihood);
+    for (const m of models) {
+      const tail = alpha / (models.length * (Math.exp(m.logLikelihood - top.logLikelihood) / sum));
+      // The likeliest member always counts, at its mean at least (with confidence 0).
+      m.z = tail < 0.5 ? normalQuantile(1 - tail) : m === top ? 0 : null;
+    }
   }
 
   /**
-   * The lowest rate any plausible member plans for capacity `capacityRps`.
+   * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
+   * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
    * @param {{ nowMs: number, capacityRps: number, intervalMs: number }} input
    */
   function plan({ nowMs, capacityRps, intervalMs }) {
+    weigh();
     let rate = Infinity;
-    for (const m of plausible()) {
-      m.lastMaxUnitLoad = m.params.maxUnitLoad(capacityRps, o.confidence);
+    for (const m of models) {
+      if (m.z === null) continue;
+      m.lastMaxUnitLoad = m.params.maxUnitLoad(capacityRps, m.z);
       m.lastPlan = m.planner.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, committed: m.ledger.at, intervalMs, maxRate: o.maxRate });
+      if (o.lossShare > 0) {
+        const { baseline, requestsPerSend: gain, requestsPerSendSd } = m.params.snapshot();
+        const saturationRps = (1 - o.lossShare) * o.saturationRatio * capacityRps;
+        m.lastPlan = Math.min(m.lastPlan, lossGuardRate({
+          kernel: m.kernel,
+          binMs: o.binMs,
+          committed: m.ledger.at,
+          currentBin: Math.floor(nowMs / o.binMs),
+          baselineRps: baseline,
+          requestsPerSend: gain + m.z * requestsPerSendSd,
+          saturationRps,
+          queueLimit: (saturationRps * o.lossQueueMs) / 1000,
+          detectionBins,
+          maxRate: o.maxRate
+        }));
+      }
       rate = Math.min(rate, m.lastPlan);
     }
     return rate;
@@ -147,7 +184,7 @@ export function createModelBank(o) {
         ...top.params.snapshot(),
         medianFactor: top.medianFactor,
         sigmaFactor: top.sigmaFactor,
-        plausibleModels: plausible().length,
+        plausibleModels: models.filter((m) => m.z !== null).length,
         maxUnitLoad: top.lastMaxUnitLoad,
         uncertaintyRps: top.params.loadBound(top.lastMaxUnitLoad, o.confidence) - top.params.loadBound(top.lastMaxUnitLoad, 0),
         members: models.map((m) => ({
@@ -155,6 +192,7 @@ export function createModelBank(o) {
           sigmaFactor: m.sigmaFactor,
           requestsPerSend: m.params.snapshot().requestsPerSend,
           logLikelihood: m.logLikelihood - top.logLikelihood,
+          z: m.z,
           plannedRate: m.lastPlan
         }))
       };

@@ -35,6 +35,22 @@ export function normalCdf(z) {
 }
 
 /**
+ * The standard normal quantile: z with normalCdf(z) = p (bisection, to 1e-9 in z). The
+ * model bank turns a tail probability into standard deviations with it.
+ * @param {number} p  0 < p < 1
+ */
+export function normalQuantile(p) {
+  if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile needs 0 < p < 1, got ${p}`);
+  let lo = -9;
+  let hi = 9;
+  while (hi - lo > 1e-9) {
+    const mid = (lo + hi) / 2;
+    if (normalCdf(mid) < p) lo = mid; else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
  * P(open delay ≤ tMs) for a log-normal mixture.
  * @param {DelayComponent[]} components
  * @param {number} tMs

@@ -1,7 +1,9 @@
 // The queue interface (types.d.ts QueueAdapter) on BullMQ. BullMQ keeps jobs in
 // the same Redis as the token bucket; a job is a segment, acked when the handler
 // resolves, retried with exponential backoff when it throws, and copied to a
-// dead-letter queue after its last attempt or at once for a permanent error.
+// dead-letter queue after its last attempt or at once for a permanent error. An
+// item with a future release time is added as a delayed job: it waits in Redis (so
+// worker restarts do not lose it) and BullMQ promotes it when the time comes.
 import { Queue, Worker, DelayedError } from 'bullmq';
 import { Redis } from 'ioredis';
 import { PushError } from '../errors.js';
@@ -19,10 +21,11 @@ import { PushError } from '../errors.js';
  * @param {number} [options.backoffMs] first retry delay; doubles each attempt
  * @param {number} [options.lockMs]    how long a crashed consumer holds an item before it is redelivered
  * @param {(payload: any) => string} [options.idOf] a stable id per item: enqueueing the same id twice stores it once
+ * @param {(payload: any) => number | undefined} [options.releaseAtOf] when an item may be handled (ms since the epoch); undefined: at once
  * @param {import('pino').Logger} options.logger
  * @returns {QueueAdapter}
  */
-export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs = 1000, lockMs = 30_000, idOf, logger }) {
+export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs = 1000, lockMs = 30_000, idOf, releaseAtOf, logger }) {
   const connection = () => {
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `pushpace:${name}` });
     redis.on('error', () => {}); // surfaced through commands; keeps reconnects from crashing the process
@@ -39,11 +42,13 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
   return {
     async enqueue(items) {
       if (items.length === 0) return;
+      const now = Date.now();
       await queue.addBulk(items.map((payload) => ({
         name: 'item',
         data: payload,
         opts: {
           jobId: idOf?.(payload),
+          delay: delayUntil(releaseAtOf?.(payload), now),
           attempts,
           backoff: { type: 'exponential', delay: backoffMs },
           removeOnComplete: true,
@@ -108,6 +113,15 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
       await Promise.allSettled([producerConnection.quit(), workerConnection?.quit()]);
     }
   };
+}
+
+/**
+ * BullMQ's job delay for a release time: none when it is absent or already past.
+ * @param {number | undefined} releaseAt
+ * @param {number} now
+ */
+function delayUntil(releaseAt, now) {
+  return releaseAt !== undefined && releaseAt > now ? Math.ceil(releaseAt - now) : undefined;
 }
 
 /**

@@ -28,6 +28,8 @@ export function createSegmentQueue(config, logger) {
     // One job per campaign segment, however often an enqueue is retried (BullMQ; RabbitMQ
     // cannot deduplicate across enqueues, and the segment sender skips devices already sent).
     idOf: (/** @type {Segment} */ segment) => `${segment.campaignId}.${segment.index}`,
+    // Local-time delivery: a segment waits on the queue until its zone group's release time.
+    releaseAtOf: (/** @type {Segment} */ segment) => segment.releaseAt,
     logger
   };
   if (config.queueBackend === 'rabbitmq') {

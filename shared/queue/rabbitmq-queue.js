@@ -9,8 +9,17 @@
 // travels in the `x-attempt` header and redeliveries after a lost connection do
 // not count as attempts. One connection per adapter, reopened with backoff
 // (rabbitmq-session.js); a delivery is acked only on the channel it came on.
+//
+// Release times: an item whose releaseAtOf is in the future carries it in the
+// `x-release-at` header and goes to the longest wait queue that does not overshoot
+// it. When it comes back early the adapter sends it down the ladder again without
+// calling the handler (and without counting an attempt); under the shortest wait it
+// holds the item itself for the last few ms. Wait queues are durable, so a release
+// survives worker and broker restarts; with no consumer running the item waits in
+// the main queue and is checked again when one starts. No plugin is needed: a
+// per-message TTL would expire only at the head of its queue, behind longer ones.
 import { PushError, PermanentError } from '../errors.js';
-import { rabbitmqTopology, retryDelayMs, deferDelayMs } from './rabbitmq-topology.js';
+import { rabbitmqTopology, retryDelayMs, deferDelayMs, releaseHopMs } from './rabbitmq-topology.js';
 import { createRabbitmqSession } from './rabbitmq-session.js';
 
 /** @typedef {import('../types.js').QueueAdapter} QueueAdapter */
@@ -20,6 +29,7 @@ import { createRabbitmqSession } from './rabbitmq-session.js';
 /** @typedef {{ subscription: Subscription, message: ConsumeMessage }} Delivery */
 
 const ATTEMPT_HEADER = 'x-attempt';
+const RELEASE_HEADER = 'x-release-at';
 // Dead-letter headers are read by people (management UI); the reason is an error message.
 const MAX_REASON_LENGTH = 1000;
 // A handler finishing during shutdown may hand its item back only this long after
@@ -34,11 +44,12 @@ const STOPPING_PUBLISH_WAIT_MS = 5000;
  * @param {number} options.attempts    tries per item before it is dead-lettered
  * @param {number} [options.backoffMs] first retry delay; doubles each attempt
  * @param {(payload: any) => string} [options.idOf] a stable id per item, sent as the AMQP message-id
+ * @param {(payload: any) => number | undefined} [options.releaseAtOf] when an item may be handled (ms since the epoch); undefined: at once
  * @param {number} [options.unavailableAfterMs] how long enqueue, counts and consume wait for a lost broker before throwing UnavailableError
  * @param {import('pino').Logger} options.logger
  * @returns {QueueAdapter}
  */
-export function createRabbitmqQueue({ amqpUrl, namespace = 'push', name, attempts, backoffMs = 1000, idOf, unavailableAfterMs = 30_000, logger }) {
+export function createRabbitmqQueue({ amqpUrl, namespace = 'push', name, attempts, backoffMs = 1000, idOf, releaseAtOf, unavailableAfterMs = 30_000, logger }) {
   const topology = rabbitmqTopology({ namespace, name, attempts, backoffMs });
   const log = logger.child({ queue: topology.main });
   /** @type {{ handler: (payload: any, attempt: number) => Promise<HandlerResult>, concurrency: number, onDeadLetter?: (payload: any, error: Error) => Promise<void> | void } | null} */
@@ -89,6 +100,7 @@ export function createRabbitmqQueue({ amqpUrl, namespace = 'push', name, attempt
     const { message } = delivery;
     const { handler, onDeadLetter } = /** @type {NonNullable<typeof consumer>} */ (consumer);
     const attempt = attemptOf(message);
+    if (await heldForRelease(delivery, attempt)) return;
     /** @type {unknown} */
     let payload;
     /** @type {HandlerResult} */
@@ -137,6 +149,32 @@ export function createRabbitmqQueue({ amqpUrl, namespace = 'push', name, attempt
       log.error({ err: error, attempt }, 'could not reschedule a queue item; returning it to the queue');
       settle(delivery, 'requeue');
     }
+  }
+
+  /**
+   * An item back before its release time goes down the wait-queue ladder again (true),
+   * or, with less than the shortest wait left, is held here until it is due (false).
+   * @param {Delivery} delivery @param {number} attempt
+   */
+  async function heldForRelease(delivery, attempt) {
+    const releaseAt = Number(delivery.message.properties.headers?.[RELEASE_HEADER]);
+    const remaining = Number.isFinite(releaseAt) ? releaseAt - Date.now() : 0;
+    if (remaining <= 0) return false;
+    const hop = releaseHopMs(topology.delays, remaining);
+    if (hop === 0) {
+      await new Promise((resolve) => setTimeout(resolve, remaining));
+      return false;
+    }
+    try {
+      await republish(delivery, attempt, hop);
+      settle(delivery, 'ack');
+    } catch (error) {
+      if (delivery.subscription.open) {
+        log.error({ err: error, attempt }, 'could not delay an item until its release time; returning it to the queue');
+        settle(delivery, 'requeue');
+      }
+    }
+    return true;
   }
 
   /**
@@ -210,7 +248,9 @@ export function createRabbitmqQueue({ amqpUrl, namespace = 'push', name, attempt
       if (items.length === 0) return;
       /** @type {Set<string>} */
       const seen = new Set();
-      const messages = [];
+      /** @type {Map<string, import('./rabbitmq-session.js').OutgoingMessage[]>} messages per queue: main, or a wait queue */
+      const byQueue = new Map();
+      const now = Date.now();
       for (const payload of items) {
         const id = idOf?.(payload);
         if (id !== undefined) {
@@ -219,9 +259,20 @@ export function createRabbitmqQueue({ amqpUrl, namespace = 'push', name, attempt
           if (seen.has(id)) continue;
           seen.add(id);
         }
-        messages.push({ content: Buffer.from(JSON.stringify(payload)), options: publishOptions(id, { [ATTEMPT_HEADER]: 1 }) });
+        /** @type {Record<string, number>} */
+        const headers = { [ATTEMPT_HEADER]: 1 };
+        let queue = topology.main;
+        const releaseAt = releaseAtOf?.(payload);
+        if (releaseAt !== undefined && releaseAt > now) {
+          headers[RELEASE_HEADER] = Math.ceil(releaseAt);
+          const hop = releaseHopMs(topology.delays, releaseAt - now);
+          if (hop > 0) queue = topology.waitQueue(hop);
+        }
+        let messages = byQueue.get(queue);
+        if (!messages) byQueue.set(queue, messages = []);
+        messages.push({ content: Buffer.from(JSON.stringify(payload)), options: publishOptions(id, headers) });
       }
-      await session.publish(topology.main, messages);
+      for (const [queue, messages] of byQueue) await session.publish(queue, messages);
     },
 
     async consume(handler, { concurrency, onDeadLetter }) {

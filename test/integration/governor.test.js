@@ -126,6 +126,28 @@ test('a tick writes the controller\'s rate, counts sends from the grant counters
   assert.equal(g.ticks()[0].sent, 0, 'the first tick after acquiring has no baseline, so no sends');
 });
 
+test('a governor taking over replays the journal and counts the sends made across the handover', async () => {
+  const prefix = newPrefix();
+  const gateway = { p95Ms: 200, p99Ms: 260, errorRatio: 0, rps: 500 };
+  const first = startGovernor(prefix, { rate: 10, tickMs: 100, readGateway: async () => gateway });
+  const bucketKey = redisKeys(prefix).bucket;
+  await waitFor(async () => first.ticks().length >= 1, { timeoutMs: 3000, what: 'a first tick' });
+  await first.redis.hincrby(bucketKey, 'granted', 4);
+  await waitFor(async () => first.ticks().length >= 4, { timeoutMs: 3000, what: 'four ticks' });
+  await first.governor.stop();
+  // Sends while no governor leads: the successor must count them.
+  await first.redis.hincrby(bucketKey, 'granted', 5);
+
+  const second = startGovernor(prefix, { rate: 20, tickMs: 100, readGateway: async () => gateway });
+  await waitFor(async () => second.ticks().length >= 1, { timeoutMs: 3000, what: 'the successor to tick' });
+  await second.governor.stop();
+  const replayed = second.observations.slice(0, first.observations.length);
+  assert.deepEqual(replayed, first.observations, 'the successor\'s controller saw every earlier observation, in order');
+  assert.equal(first.observations.reduce((n, o) => n + o.sent, 0), 4);
+  assert.equal(second.observations[first.observations.length].sent, 5, 'its first decision counts the sends made across the handover');
+  assert.equal(second.ticks()[0].sent, 5);
+});
+
 test('maxRate caps what is written', async () => {
   const prefix = newPrefix();
   const g = startGovernor(prefix, { rate: 900, maxRate: 250 });

@@ -5,10 +5,7 @@
 // queues, schema, key prefix) is its own and is removed in `after`.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import amqp from 'amqplib';
 import { migrate } from '../../shared/db/migrate.js';
@@ -16,9 +13,8 @@ import { createPool } from '../../shared/db/pool.js';
 import { createEventLedger, endpointField } from '../../shared/events/event-ledger.js';
 import { createRedis, redisKeys } from '../../shared/redis.js';
 import { createTokenBucket } from '../../shared/token-bucket.js';
-import { DATABASE_URL, ROOT, dropPrefix, startEmulator, testEnv, uniquePrefix, waitFor } from '../support/harness.js';
-
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+import { AMQP_URL, DATABASE_URL, dropEvents, dropPrefix, startEmulator, testEnv, uniquePrefix, waitFor } from '../support/harness.js';
+import { startProcessType } from '../support/process-type.js';
 const run = randomUUID().slice(0, 8);
 const schema = `pushpace_ingest_${run}`;
 const exchange = `pushpace-test.${run}.events`;
@@ -61,24 +57,15 @@ let ingestEnv;
 const deadLetters = new Map();
 
 /**
- * Spawns producers/ingest.js; resolves once it consumes. Its JSON log lines are
- * what the tests read to know an event was handled.
+ * Starts producers/ingest.js (test/support/process-type.js); resolves once it consumes.
+ * Its JSON log lines are what the tests read to know an event was handled.
  * @param {Record<string, string>} env
  */
 async function startIngest(env) {
-  const child = spawn(process.execPath, [join(ROOT, 'producers/ingest.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
-  const logLines = () => output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`ingest exited with ${child.exitCode}: ${output}`);
-    return output.includes('ingest consuming events');
-  }, { timeoutMs: 15_000, intervalMs: 25, what: 'ingest to consume' });
+  const ingest = await startProcessType('producers/ingest.js', env, 'ingest consuming events');
   return {
-    child,
-    output: () => output,
-    logLines,
+    output: ingest.output,
+    stop: ingest.stop,
     /**
      * The log line that finished event `id` (sent, duplicate or dead-lettered), waiting for the nth.
      * @param {string} id
@@ -86,18 +73,10 @@ async function startIngest(env) {
      */
     async lineFor(id, { count = 1, msg } = {}) {
       const lines = await waitFor(async () => {
-        const found = logLines().filter((line) => line.id === id && (msg === undefined || line.msg === msg));
+        const found = ingest.logLines().filter((line) => line.id === id && (msg === undefined || line.msg === msg));
         return found.length >= count ? found : null;
       }, { timeoutMs: 15_000, intervalMs: 10, what: `log line for event ${id}` });
       return /** @type {Record<string, any>[]} */ (lines);
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      const [code] = await once(child, 'exit');
-      clearTimeout(timer);
-      return code;
     }
   };
 }
@@ -178,14 +157,7 @@ after(async () => {
   await dropPrefix(prefix);
   await sns?.emulator.close();
   // A connection of its own: the tests' one may have died with a broker restart.
-  const cleanup = await amqp.connect(AMQP_URL);
-  try {
-    const ch = await cleanup.createChannel();
-    for (const name of [queue, `${queue}.retry`, `${queue}.dead`]) await ch.deleteQueue(name);
-    await ch.deleteExchange(exchange);
-  } finally {
-    await cleanup.close().catch(() => {});
-  }
+  await dropEvents({ exchange, queue });
   assert.equal(code, 0, 'ingest stops cleanly on SIGTERM');
 });
 

@@ -13,7 +13,8 @@ import { redisKeys } from '../../shared/redis.js';
 import { PermanentError, TransientError } from '../../shared/errors.js';
 import { REDIS_URL, AMQP_URL, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
 
-/** @typedef {import('../../shared/types.js').QueueAdapter<{ id: number }>} Queue */
+/** @typedef {{ id: number, releaseAt?: number }} Item */
+/** @typedef {import('../../shared/types.js').QueueAdapter<Item>} Queue */
 
 const BACKENDS = /** @type {const} */ (['bullmq', 'rabbitmq']);
 const logger = pino({ level: 'silent' });
@@ -22,6 +23,8 @@ const logger = pino({ level: 'silent' });
 const queues = [];
 /** @type {(() => Promise<void>)[]} */
 const cleanups = [];
+/** @type {Map<Queue, string>} each queue's namespace, for a second adapter on it */
+const namespaces = new Map();
 
 after(async () => {
   await Promise.allSettled(queues.map((queue) => queue.close()));
@@ -29,26 +32,30 @@ after(async () => {
 });
 
 /**
- * A queue of `backend` in a namespace no other case uses, closed and deleted in `after`.
+ * A queue of `backend` in a namespace no other case uses, closed and deleted in `after`;
+ * or, given `shared`, a second adapter on that namespace (another process's view of it).
  * @param {'bullmq' | 'rabbitmq'} backend
- * @param {{ attempts?: number, backoffMs?: number }} [options]
+ * @param {{ attempts?: number, backoffMs?: number, shared?: string }} [options]
  * @returns {Queue}
  */
-function openQueue(backend, { attempts = 3, backoffMs = 200 } = {}) {
-  const prefix = uniquePrefix();
+function openQueue(backend, { attempts = 3, backoffMs = 200, shared } = {}) {
+  const prefix = shared ?? uniquePrefix();
   const name = 'contract';
   // As in production (create-queue.js): BullMQ refuses its own numeric job ids as the dead copy's id.
-  /** @param {{ id: number }} item */
+  /** @param {Item} item */
   const idOf = (item) => `item-${item.id}`;
+  /** @param {Item} item */
+  const releaseAtOf = (item) => item.releaseAt;
   /** @type {Queue} */
   let queue;
   if (backend === 'bullmq') {
-    queue = createBullmqQueue({ redisUrl: REDIS_URL, prefix: redisKeys(prefix).bullPrefix, name, attempts, backoffMs, idOf, logger });
-    cleanups.push(() => dropPrefix(prefix));
+    queue = createBullmqQueue({ redisUrl: REDIS_URL, prefix: redisKeys(prefix).bullPrefix, name, attempts, backoffMs, idOf, releaseAtOf, logger });
+    if (!shared) cleanups.push(() => dropPrefix(prefix));
   } else {
-    queue = createRabbitmqQueue({ amqpUrl: AMQP_URL, namespace: prefix, name, attempts, backoffMs, idOf, logger });
-    cleanups.push(() => deleteTopology(AMQP_URL, rabbitmqTopology({ namespace: prefix, name, attempts, backoffMs })));
+    queue = createRabbitmqQueue({ amqpUrl: AMQP_URL, namespace: prefix, name, attempts, backoffMs, idOf, releaseAtOf, logger });
+    if (!shared) cleanups.push(() => deleteTopology(AMQP_URL, rabbitmqTopology({ namespace: prefix, name, attempts, backoffMs })));
   }
+  namespaces.set(queue, prefix);
   queues.push(queue);
   return queue;
 }
@@ -197,6 +204,33 @@ for (const backend of BACKENDS) {
       await sleep(500);
       assert.equal(started, 1, 'nothing taken after stopConsuming');
       await expectCounts(queue, { ...EMPTY, waiting: 2 });
+    });
+
+    test('a delayed item is not delivered before its time, even across a consumer restart', async () => {
+      const first = openQueue(backend);
+      const releaseAt = Date.now() + 2000;
+      await first.enqueue([{ id: 1, releaseAt }, { id: 2 }]);
+      /** @type {{ id: number, at: number }[]} */
+      const calls = [];
+      /** @param {Item} item */
+      const handler = async ({ id }) => { calls.push({ id, at: Date.now() }); };
+      await first.consume(handler, { concurrency: 2 });
+      await waitFor(async () => calls.length >= 1, { timeoutMs: 5000, what: 'the item without a release time' });
+      assert.deepEqual(calls.map((call) => call.id), [2], 'only the undelayed item at first');
+      await expectCounts(first, { ...EMPTY, delayed: 1 }, 1000);
+      // A worker restart before the release time: the item waits on the broker, not in the stopped consumer.
+      await first.stopConsuming();
+      const second = openQueue(backend, { shared: namespaces.get(first) });
+      await second.consume(handler, { concurrency: 2 });
+      await waitFor(async () => calls.length >= 2, { timeoutMs: 10_000, what: 'the delayed item' });
+      const late = calls[1].at - releaseAt;
+      console.log(`# ${backend}: a delayed item was handled ${late} ms after its release time`);
+      assert.equal(calls[1].id, 1);
+      assert.ok(late >= 0, `handled ${-late} ms before its release time`);
+      assert.ok(late < 1000, `handled ${late} ms after its release time`);
+      await expectCounts(second, EMPTY);
+      await sleep(300);
+      assert.equal(calls.length, 2, 'each handled once');
     });
 
     test('5,000 items enqueue fast and none is lost', async () => {

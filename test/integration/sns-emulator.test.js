@@ -419,6 +419,34 @@ describe('SNS emulator through @aws-sdk/client-sns', () => {
     assert.equal(emulator.deliveriesFor().length, 500);
   });
 
+  it('records TTL attributes per delivery, tells onDelivery, and refuses a TTL that is not whole seconds', async () => {
+    /** @type {{ arn: string, attributes: Record<string, any> }[]} */
+    const told = [];
+    const hooked = createSnsEmulator({ region: REGION, onDelivery: (arn, _at, { attributes }) => { told.push({ arn, attributes }); } });
+    const hookedSns = clientFor(await hooked.listen(0));
+    try {
+      const arn = madeUpArn();
+      const ttl = (/** @type {string} */ value) => ({
+        'AWS.SNS.MOBILE.APNS.TTL': { DataType: 'String', StringValue: value },
+        'AWS.SNS.MOBILE.FCM.TTL': { DataType: 'String', StringValue: value }
+      });
+      await hookedSns.send(new PublishCommand({ TargetArn: arn, Message: 'hello', MessageAttributes: ttl('0') }));
+      await hookedSns.send(new PublishCommand({ TargetArn: arn, Message: 'hello', MessageAttributes: ttl('3600') }));
+      await hookedSns.send(new PublishCommand({ TargetArn: arn, Message: 'no attributes' }));
+      assert.deepEqual(told.map((t) => t.attributes['AWS.SNS.MOBILE.FCM.TTL']?.StringValue ?? null), ['0', '3600', null]);
+      assert.deepEqual(hooked.deliveriesFor(arn).map((d) => d.attributes['AWS.SNS.MOBILE.APNS.TTL']?.StringValue ?? null), ['0', '3600', null]);
+      for (const bad of ['-1', '1.5', 'soon']) {
+        const error = await rejectionOf(hookedSns.send(new PublishCommand({ TargetArn: arn, Message: 'hello', MessageAttributes: ttl(bad) })));
+        assert.ok(error instanceof InvalidParameterException);
+        assert.match(error.message, /AWS\.SNS\.MOBILE\.APNS\.TTL must be a whole number of seconds/);
+      }
+      assert.equal(hooked.stats().published, 3, 'a refused publish is not delivered');
+    } finally {
+      hookedSns.destroy();
+      await hooked.close();
+    }
+  });
+
   it('resets recordings, faults and endpoints over the control API', async () => {
     emulator.setFaults({ throttlePerSecond: 3 });
     const { EndpointArn } = await sns.send(new CreatePlatformEndpointCommand({ PlatformApplicationArn: APP_ARN, Token: 'token-r' }));

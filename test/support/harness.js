@@ -7,6 +7,7 @@ import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import amqp from 'amqplib';
 import { Redis } from 'ioredis';
 import { createSnsEmulator } from '../../emulator/sns-emulator.js';
 import { deletePrefix } from '../../shared/redis.js';
@@ -136,7 +137,7 @@ export async function waitForFinish(id, env, timeoutMs = 120_000) {
   // take CPU from the workers under test. The answer comes from pushctl.
   const redis = new Redis(REDIS_URL);
   try {
-    await waitFor(async () => ['completed', 'cancelled', 'failed'].includes(String(await redis.hget(`{${env.KEY_PREFIX}}:campaign:${id}`, 'state'))),
+    await waitFor(async () => ['completed', 'expired', 'cancelled', 'failed'].includes(String(await redis.hget(`{${env.KEY_PREFIX}}:campaign:${id}`, 'state'))),
       { timeoutMs, intervalMs: 250, what: `campaign ${id} to finish` });
   } finally {
     redis.disconnect();
@@ -187,10 +188,11 @@ export async function makeMessage(dir, message = { title: 'Sale', body: 'Everyth
  * The usual fixture: an emulator, an audience of `devices` with a message, a key
  * prefix and `workers` worker processes. `send(args)` runs pushctl send on the
  * audience (after resetting the emulator) and returns the parsed --json answer.
- * @param {{ devices: number, workers?: number, settings?: Record<string, string | number> }} options
+ * @param {{ devices: number, workers?: number, settings?: Record<string, string | number>,
+ *           emulator?: Parameters<typeof createSnsEmulator>[0] }} options emulator: its options (an onDelivery hook...)
  */
-export async function startStack({ devices, workers = 1, settings = {} }) {
-  const sns = await startEmulator();
+export async function startStack({ devices, workers = 1, settings = {}, emulator }) {
+  const sns = await startEmulator(emulator);
   const audience = await makeAudience(devices);
   const message = await makeMessage(audience.dir);
   const prefix = uniquePrefix();
@@ -226,4 +228,19 @@ export async function dropRabbitmqQueues(env) {
   const config = loadConfig(env);
   await deleteTopology(config.amqpUrl, rabbitmqTopology({ namespace: config.keyPrefix, name: SEGMENT_QUEUE,
     attempts: config.segmentAttempts, backoffMs: SEGMENT_BACKOFF_MS }));
+}
+
+/**
+ * Deletes a test's event exchange and its ingest queues (the queue, its retry and dead-letter queues).
+ * @param {{ exchange: string, queue: string }} names
+ */
+export async function dropEvents({ exchange, queue }) {
+  const connection = await amqp.connect(AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    for (const name of [queue, `${queue}.retry`, `${queue}.dead`]) await channel.deleteQueue(name);
+    await channel.deleteExchange(exchange);
+  } finally {
+    await connection.close().catch(() => {});
+  }
 }

@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createController, createInspectableController } from '../../shared/pacing/controller.js';
-import { CONTROLLER_DEFAULTS } from '../../shared/pacing/controller-options.js';
-import { requestTimeMassPerSecond } from '../../shared/pacing/wake-up-model.js';
+import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../../shared/pacing/controller-options.js';
+import { binKernel, predictLoad, requestTimeMassPerSecond } from '../../shared/pacing/wake-up-model.js';
+import { createModelBank } from '../../shared/pacing/model-bank.js';
+import { lossGuardRate } from '../../shared/pacing/loss-guard.js';
 
 /** @typedef {import('../../shared/pacing/controller.js').GatewaySample} GatewaySample */
 
@@ -159,10 +161,14 @@ test('after a pause longer than idleResetMs, requests per send goes back to the 
   assert.ok(Math.abs(c.snapshot().requestsPerSend - 1.5) < 1e-9, `after the pause: ${c.snapshot().requestsPerSend}`);
 });
 
-test('closed loop with a known wake-up model: converges to the SLO capacity without overshoot', () => {
-  // The plant: the controller's own wake-up model (a = 0.1 × 15 = 1.5 requests per send,
-  // log-normal open delay with median 90 s and σ 1, 60-s sessions), a constant baseline of
-  // 400 requests/s, and a gateway of 1,250 requests/s whose p95 is 50 + 47.9/(1 - ρ) ms.
+/**
+ * The closed loop against a plant with the controller's own wake-up model (a = 0.1 × 15 =
+ * 1.5 requests per send, log-normal open delay with median 90 s and σ 1, 60-s sessions), a
+ * constant baseline of 400 requests/s, and a gateway of 1,250 requests/s whose p95 is
+ * 50 + 47.9/(1 - ρ) ms, for an hour.
+ * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} [options]
+ */
+function closedLoop(options = {}) {
   const a = 1.5;
   const baseline = 400;
   const mu = 1250;
@@ -171,7 +177,7 @@ test('closed loop with a known wake-up model: converges to the SLO capacity with
   const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
   const seconds = 3600;
   const load = new Float64Array(seconds + mass.length).fill(baseline);
-  const controller = createInspectableController({ sloP95Ms: 400, capacityRps: 1000, maxRate: 30_000 });
+  const controller = createInspectableController({ sloP95Ms: 400, capacityRps: 1000, maxRate: 30_000, ...options });
   /** @type {GatewaySample[]} */
   const windows = [];
   const rates = new Float64Array(seconds);
@@ -194,14 +200,113 @@ test('closed loop with a known wake-up model: converges to the SLO capacity with
       windows.push({ p95Ms: p95(mean), p99Ms: p99(mean), errorRatio: 0, rps: mean });
     }
   }
-  const campaignWindows = windows.slice(30);
-  const peak = Math.max(...campaignWindows.map((w) => w.p95Ms));
-  assert.ok(peak <= 400, `p95 peaked at ${peak.toFixed(0)} ms, over the 400 ms SLO`);
-  // Steady state: the load at the 320 ms setpoint is 1,250 × (1 - 47.9/270) = 1,028 requests/s,
-  // so the rate should settle near (1,028 - 400) / 1.5 = 419 sends/s.
   let late = 0;
   for (let t = 2400; t < 3600; t++) late += rates[t] / 1200;
-  assert.ok(late > 0.9 * 419 && late < 1.03 * 419, `settled at ${late.toFixed(0)} sends/s`);
+  return { controller, campaignWindows: windows.slice(30), lateRate: late, rates, mass, a, baseline, mu };
+}
+
+test('closed loop with a known wake-up model: converges to the SLO capacity without overshoot', () => {
+  const { campaignWindows, lateRate } = closedLoop();
+  const peak = Math.max(...campaignWindows.map((w) => w.p95Ms));
+  assert.ok(peak <= 400, `p95 peaked at ${peak.toFixed(0)} ms, over the 400 ms SLO`);
+  // Steady state: the load at the setpoint (340 ms with the default 0.85 × 400 ms) is
+  // 1,250 × (1 - 47.9/(340 - 50)) = 1,044 requests/s, so the rate should settle near
+  // (1,044 - 400) / 1.5 = 429 sends/s, a little under it for the estimates' uncertainty.
+  const setpointMs = CONTROLLER_DEFAULTS.setpointRatio * 400;
+  const expected = (1250 * (1 - 47.9 / (setpointMs - 50)) - 400) / 1.5;
+  assert.ok(lateRate > 0.92 * expected && lateRate < 1.02 * expected, `settled at ${lateRate.toFixed(0)} sends/s, expected about ${expected.toFixed(0)}`);
   const lateP95 = campaignWindows.slice(-60).map((w) => w.p95Ms);
-  assert.ok(Math.max(...lateP95) < 360 && Math.min(...lateP95) > 250, `p95 in the last 10 min: ${Math.min(...lateP95).toFixed(0)}–${Math.max(...lateP95).toFixed(0)} ms`);
+  assert.ok(Math.max(...lateP95) < 380 && Math.min(...lateP95) > 250, `p95 in the last 10 min: ${Math.min(...lateP95).toFixed(0)}–${Math.max(...lateP95).toFixed(0)} ms`);
+});
+
+test('the loss guard: the queue the committed load would build after a sudden capacity loss stays under its limit', () => {
+  const kernel = binKernel(requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } }), 10);
+  const base = { kernel, binMs: 10_000, currentBin: 100, baselineRps: 400, requestsPerSend: 1.5, saturationRps: 750, detectionBins: 2, maxRate: 30_000 };
+  // Nothing committed and a generous limit: the guard does not bind below maxRate.
+  assert.equal(lossGuardRate({ ...base, committed: () => 0, queueLimit: 1e12 }), Infinity);
+  // Committed load alone that keeps 1,000 requests/s coming for minutes against 750: nothing more may be sent.
+  assert.equal(lossGuardRate({ ...base, committed: (b) => (b < 130 ? 400 : 0), queueLimit: 22_500 }), 0);
+  // In between: the rate it returns fills the limit, a little more would break it.
+  const committed = (/** @type {number} */ b) => (b < 112 ? 150 : 0);
+  const r = lossGuardRate({ ...base, committed, queueLimit: 15_000 });
+  assert.ok(r > 0 && r < 30_000, `rate ${r}`);
+  /** The peak queue of the what-if, computed step by step. @param {number} rate */
+  const peak = (rate) => {
+    let q = 0;
+    let most = 0;
+    for (let j = 0; j < kernel.length + 2; j++) {
+      let pulse = 0;
+      for (let i = 0; i < 2 && i <= j; i++) if (j - i < kernel.length) pulse += kernel[j - i];
+      q = Math.max(0, q + (400 + 1.5 * (committed(100 + j) + rate * pulse) - 750) * 10);
+      most = Math.max(most, q);
+    }
+    return most;
+  };
+  assert.ok(peak(r) <= 15_000 + 1e-6 && peak(r * 1.01) > 15_000, `peak ${peak(r).toFixed(0)} at ${r.toFixed(1)}/s`);
+});
+
+test('with lossShare set, the closed loop keeps only as much load in flight as a 40% loss can absorb, at a cost in rate', () => {
+  const free = closedLoop();
+  const guarded = closedLoop({ lossShare: 0.4 });
+  assert.ok(guarded.lateRate < 0.9 * free.lateRate && guarded.lateRate > 0.5 * free.lateRate,
+    `settled at ${guarded.lateRate.toFixed(0)} against ${free.lateRate.toFixed(0)} sends/s without the guard`);
+  // The what-if against the plant's truth: at 45 minutes the gateway drops to 60% of its CPU
+  // (750 requests/s) and nothing is sent from 20 s later, when the controller could see it.
+  // The queue the load already sent builds must stay under the router's 30-s timeout.
+  /** @param {ReturnType<typeof closedLoop>} run */
+  const longestQueueSeconds = (run) => {
+    const dropAt = 2700;
+    const load = new Float64Array(dropAt + 900).fill(run.baseline);
+    for (let t = 0; t < dropAt + 20; t++) for (let j = 0; j < run.mass.length && t + j < load.length; j++) load[t + j] += run.a * run.rates[t] * run.mass[j];
+    let queue = 0;
+    let longest = 0;
+    for (let t = dropAt; t < load.length; t++) {
+      queue = Math.max(0, queue + load[t] - 0.6 * run.mu);
+      longest = Math.max(longest, queue / (0.6 * run.mu));
+    }
+    return longest;
+  };
+  assert.ok(longestQueueSeconds(free) > 30, `without the guard the queue reaches ${longestQueueSeconds(free).toFixed(1)} s`);
+  assert.ok(longestQueueSeconds(guarded) < 20, `with it, ${longestQueueSeconds(guarded).toFixed(1)} s`);
+  assert.throws(() => createController({ lossShare: 1 }), /lossShare must be < 1/);
+  assert.throws(() => createController({ saturationRatio: 0.9 }), /saturationRatio must be ≥ 1/);
+});
+
+test('the model bank: shapes the data cannot tell apart all plan at full caution; one the data rule out stops counting', () => {
+  const o = resolveControllerOptions({});
+  const bank = createModelBank(o);
+  const z = () => bank.snapshot().members.map((m) => m.z);
+  // The idle gateway for 5 minutes: every member plans at z = confidence.
+  let now = 0;
+  for (let k = 0; k < 30; k++) {
+    now += 10_000;
+    bank.record(now, now - 10_000, now, 0);
+    bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+  }
+  bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+  for (const zi of z()) assert.ok(zi !== null && Math.abs(zi - o.confidence) < 1e-3, `z ${zi}`);
+  // One burst of 50,000 sends, then 15 minutes of wake-ups that follow the nominal shape exactly.
+  const start = now;
+  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
+  const sends = new Float64Array(10).fill(5000);
+  const push = predictLoad(sends, mass, 1.5, 2000);
+  for (let k = 0; k < 90; k++) {
+    now += 10_000;
+    bank.record(now, now - 10_000, now, k === 0 ? 50_000 : 0);
+    let rps = 0;
+    for (let t = (now - start) / 1000 - 20; t < (now - start) / 1000 - 10; t++) rps += (400 + (t >= 0 ? push[t] : 0)) / 10;
+    bank.observe({ rps, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+  }
+  bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+  const members = bank.snapshot().members;
+  const nominal = members.find((m) => m.medianFactor === 1 && m.sigmaFactor === 1);
+  const describe = members.map((m) => `${m.medianFactor.toFixed(2)}/${m.sigmaFactor.toFixed(2)} ℓ ${m.logLikelihood.toFixed(1)} z ${m.z?.toFixed(2)}`).join(', ');
+  assert.ok(nominal && nominal.logLikelihood === 0 && nominal.z !== null && nominal.z >= o.confidence, `the true shape is the likeliest and plans with at least full caution: ${describe}`);
+  assert.ok(members.some((m) => m.z === null), `a member the data rule out no longer counts: ${describe}`);
+  // With confidence 0 the likeliest member still plans (at its mean): the rate is never unbounded.
+  const bold = createModelBank(resolveControllerOptions({ confidence: 0 }));
+  bold.record(10_000, 0, 10_000, 0);
+  bold.observe({ rps: 400, windowStartMs: -10_000, windowEndMs: 0, dtMs: 10_000 });
+  const rate = bold.plan({ nowMs: 10_000, capacityRps: 1000, intervalMs: 10_000 });
+  assert.ok(Number.isFinite(rate) && rate < CONTROLLER_DEFAULTS.maxRate, `rate ${rate}`);
 });

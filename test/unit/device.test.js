@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalField, canonicalLocale, canonicalTimezone, parseDevice, parseDeviceFields } from '../../shared/audience/device.js';
+import { canonicalField, canonicalLocale, parseDevice, parseDeviceFields } from '../../shared/audience/device.js';
+import { canonicalTimezone } from '../../shared/zoned-time.js';
 
 const GCM_ARN = 'arn:aws:sns:us-east-1:123456789012:endpoint/GCM/pushpace-example/0b1d2c3e-1111-4000-a000-000000000001';
 const APNS_ARN = 'arn:aws:sns:eu-west-1:123456789012:endpoint/APNS/pushpace-example/0b1d2c3e-1111-4000-a000-000000000002';

@@ -1,8 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InputError } from '../../shared/errors.js';
-import { createRenderer, messageAttributes, parseMessage, renderForPlatform, validateMessageSize } from '../../shared/message.js';
+import { createRenderer, messageAttributes, parseMessage, readMessageFile, renderForPlatform, validateMessageSize } from '../../shared/message.js';
 
 /** @typedef {import('../../shared/types.js').Message} Message */
 
@@ -166,7 +168,7 @@ describe('messageAttributes', () => {
     assert.deepEqual(messageAttributes({ title: 't', body: 'b', ttlSeconds: 3600 }), {
       'AWS.SNS.MOBILE.APNS.TTL': { DataType: 'String', StringValue: '3600' },
       'AWS.SNS.MOBILE.APNS_SANDBOX.TTL': { DataType: 'String', StringValue: '3600' },
-      'AWS.SNS.MOBILE.GCM.TTL': { DataType: 'String', StringValue: '3600' }
+      'AWS.SNS.MOBILE.FCM.TTL': { DataType: 'String', StringValue: '3600' }
     });
     assert.equal(messageAttributes({ title: 't', body: 'b' }), undefined);
   });
@@ -193,7 +195,7 @@ describe('createRenderer', () => {
     assert.equal(render('GCM', 'fi'), first);
     assert.notEqual(render('APNS', 'fi'), first);
     assert.ok(Object.isFrozen(first));
-    assert.ok(first.attributes && Object.isFrozen(first.attributes['AWS.SNS.MOBILE.GCM.TTL']));
+    assert.ok(first.attributes && Object.isFrozen(first.attributes['AWS.SNS.MOBILE.FCM.TTL']));
   });
 
   it('does not let a later change to the message object alter cached output', () => {
@@ -203,5 +205,26 @@ describe('createRenderer', () => {
     const before = render('GCM').message;
     mutable.body = 'changed';
     assert.equal(render('GCM').message, before);
+  });
+});
+
+describe('readMessageFile (pushctl send and schedule add)', () => {
+  it('reads and validates a file, naming it in every problem', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pushpace-message-'));
+    try {
+      const good = join(dir, 'sale.json');
+      await writeFile(good, JSON.stringify({ title: 'Sale', body: 'Today only' }));
+      assert.deepEqual(await readMessageFile(good), { title: 'Sale', body: 'Today only' });
+      const bad = join(dir, 'bad.json');
+      await writeFile(bad, JSON.stringify({ title: 'Sale' }));
+      await assert.rejects(readMessageFile(bad), /^InputError: bad\.json: /);
+      await assert.rejects(readMessageFile(join(dir, 'missing.json')), (error) => {
+        assert.ok(error instanceof InputError);
+        assert.equal(error.message, `--message ${join(dir, 'missing.json')}: cannot read the file (no such file)`);
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

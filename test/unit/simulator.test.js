@@ -12,7 +12,7 @@ import { createWorld } from '../../sim/world.js';
 import { planOracle } from '../../sim/oracle-planner.js';
 import { maximise } from '../../sim/linear-program.js';
 import { createGatewayModel } from '../../sim/gateway-model.js';
-import { predictLoad } from '../../shared/pacing/wake-up-model.js';
+import { binKernel, cumulativeKernel, predictLoad } from '../../shared/pacing/wake-up-model.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A 100,000-device version of the all-users announcement: a few simulated minutes. */
@@ -64,6 +64,33 @@ test('the oracle keeps the expected load within the SLO capacity at every second
   const run = simulate(scenario, 'oracle');
   assert.equal(run.gatewayErrors, 0);
   assert.ok(run.sloViolationShare <= 0.02, `oracle over the SLO in ${(run.sloViolationShare * 100).toFixed(1)}% of windows`);
+});
+
+test('the oracle without knowledge of the end: slower, and after its last send it leaves room for a continuation at the steady rate', () => {
+  const scenario = resolveScenario({ name: 'slow', audience: 200_000, wakeUp: { openDelay: [{ share: 1, medianSeconds: 600, sigma: 1.1 }] } });
+  const world = createWorld(scenario);
+  const knowing = planOracle(scenario, world);
+  const blind = planOracle(scenario, world, { knowsEnd: false });
+  assert.equal(blind.binSeconds, knowing.binSeconds);
+  const total = (/** @type {Float64Array} */ x) => x.reduce((s, n) => s + n, 0);
+  assert.ok(Math.abs(total(blind.sendsPerBin) - 200_000) < 1);
+  assert.ok(blind.completionBins > knowing.completionBins, `${blind.completionBins} bins against ${knowing.completionBins}`);
+  // After the last bin, the expected load stays under the room a steady continuation leaves.
+  const { binSeconds } = blind;
+  const seconds = blind.sendsPerBin.length * binSeconds;
+  const sends = new Float64Array(seconds);
+  for (let t = 0; t < seconds; t++) sends[t] = blind.sendsPerBin[Math.floor(t / binSeconds)] / binSeconds;
+  const push = predictLoad(sends, world.massPerSecond, world.requestsPerSend, seconds + world.massPerSecond.length);
+  const room = world.sloCapacityAt(0, scenario.strategies.oracle.confidence) - world.baselineAt(0);
+  const continuation = cumulativeKernel(binKernel(world.massPerSecond, binSeconds));
+  const n = blind.sendsPerBin.length;
+  let worst = -Infinity;
+  for (let j = n; (j + 1) * binSeconds <= push.length; j++) {
+    let mean = 0;
+    for (let u = j * binSeconds; u < (j + 1) * binSeconds; u++) mean += push[u] / binSeconds;
+    worst = Math.max(worst, mean - room * (1 - (continuation[j - n] ?? 1)));
+  }
+  assert.ok(worst < 0.5, `the load after the last send exceeded the room a continuation leaves by ${worst.toFixed(2)} requests/s`);
 });
 
 test('blast violates the SLO and makes the gateway time out', () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  binKernel, cumulativeKernel, medianRequestDelayMs, normalCdf, openDelayCdf, openDelayQuantile, predictLoad, requestTimeMassPerSecond
+  binKernel, cumulativeKernel, medianRequestDelayMs, normalCdf, normalQuantile, openDelayCdf, openDelayQuantile, predictLoad, requestTimeMassPerSecond
 } from '../../shared/pacing/wake-up-model.js';
 import { createLoadLedger } from '../../shared/pacing/load-ledger.js';
 
@@ -13,6 +13,12 @@ test('the normal CDF is accurate to the 1e-6 the kernels need', () => {
   assert.ok(Math.abs(normalCdf(0) - 0.5) < 1e-7);
   assert.ok(Math.abs(normalCdf(1.6448536) - 0.95) < 1e-6);
   assert.ok(Math.abs(normalCdf(-2.3263479) - 0.01) < 1e-6);
+});
+
+test('the normal quantile inverts the CDF', () => {
+  for (const p of [1e-4, 0.0228, 0.1, 0.5, 0.9, 0.99545]) assert.ok(Math.abs(normalCdf(normalQuantile(p)) - p) < 1e-6, `p = ${p}`);
+  assert.ok(Math.abs(normalQuantile(0.97725) - 2) < 1e-4);
+  assert.throws(() => normalQuantile(1), RangeError);
 });
 
 test('a log-normal open delay has its median where configured and its quantiles invert its CDF', () => {

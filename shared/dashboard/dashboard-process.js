@@ -1,0 +1,57 @@
+// The web process's parts, wired: Redis → campaign store, bucket, series → the dashboard
+// server on $PORT, with /metrics, /healthz and /readyz on the same port. It also samples
+// campaign progress for the charts (one sampler across all processes takes each interval)
+// and exports the shared-state gauges. producers/web.js only starts it.
+import { createRedis, assertRedisReachable } from '../redis.js';
+import { createCampaignStore } from '../campaign-store.js';
+import { createTokenBucket } from '../token-bucket.js';
+import { createSegmentQueue } from '../queue/create-queue.js';
+import { createSeriesStore } from '../metrics/series-store.js';
+import { createCampaignSampler } from '../metrics/campaign-sampler.js';
+import { registerClusterState } from '../metrics/cluster-state.js';
+import { rabbitmqCheck, redisCheck } from '../metrics/readiness.js';
+import { detachedOps } from '../metrics/ops-server.js';
+import { createDashboardAuth } from './dashboard-auth.js';
+import { createDashboardServer } from './dashboard-server.js';
+import { createScheduleReader } from './schedules.js';
+
+/**
+ * Starts the dashboard. Resolves once it listens.
+ * @param {import('../../config/index.js').Config} config
+ * @param {import('pino').Logger} logger
+ * @param {import('../metrics/ops-server.js').OpsContext} [ops] metrics and health (lifecycle.js passes its own)
+ */
+export async function startDashboard(config, logger, ops = detachedOps('web')) {
+  const redis = createRedis(config.redisUrl, { name: 'pushpace:web' });
+  await assertRedisReachable(redis, config.redisUrl);
+  const store = createCampaignStore(redis, config);
+  const bucket = createTokenBucket(redis, config);
+  const series = createSeriesStore(redis, config);
+  // Only its counts are read, for the queue gauges; nothing is consumed here.
+  const queue = createSegmentQueue(config, logger);
+  registerClusterState(ops.registry, { bucket, store, queue, logger });
+  const sampler = createCampaignSampler({ redis, store, bucket, series, logger });
+  const auth = createDashboardAuth(config.dashboard);
+  const app = createDashboardServer({
+    store, bucket, series, auth, logger,
+    schedules: createScheduleReader(redis, config),
+    ops
+  });
+  await app.listen({ port: config.port, host: '0.0.0.0' });
+  sampler.start();
+  const address = app.server.address();
+  logger.info({ port: typeof address === 'object' && address ? address.port : config.port, controlEnabled: auth.controlEnabled,
+    publicReads: auth.publicReads }, 'dashboard listening');
+  if (!auth.controlEnabled) logger.warn('DASHBOARD_TOKEN is not set: pause, resume and cancel are disabled on the dashboard');
+
+  return {
+    readiness: [redisCheck(redis), ...(config.queueBackend === 'rabbitmq' ? [rabbitmqCheck(config.amqpUrl)] : [])],
+    /** Stops sampling, lets requests in progress finish and closes connections. */
+    async close() {
+      sampler.stop();
+      await app.close();
+      await queue.close().catch(() => {});
+      await redis.quit().catch(() => {});
+    }
+  };
+}

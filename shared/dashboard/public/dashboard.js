@@ -1,0 +1,312 @@
+// @ts-nocheck -- browser code, loaded as a plain script (no build); the server's type check does not apply.
+// The dashboard page: polls /api/overview and each running campaign's chart series every
+// second, and sends control actions with the token from the form. All
+// numbers come from the server (shared/campaign-progress.js, as pushctl's do); this file
+// only formats them.
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'pushpace.dashboardToken';
+  const OVERVIEW_MS = 1000;
+  // Samples arrive every second (shared/metrics/campaign-sampler.js).
+  const SERIES_MS = 1000;
+  const COLORS = { rate: '#2563eb', limit: '#94a3b8', p95: '#ea580c', slo: '#dc2626' };
+
+  let token = sessionStorage.getItem(TOKEN_KEY) || '';
+  let controlEnabled = false;
+  /** id → { el, chart, data, lastT, loading, finished, loadedAfterFinish } */
+  const cards = new Map();
+
+  const $ = (selector, root = document) => root.querySelector(selector);
+
+  // ---- formatting (as producers/cli/format.js formats for pushctl) ----
+  const count = (n) => Number(n).toLocaleString('en-US');
+  const rate = (r) => `${r >= 100 ? Math.round(r) : Number(r.toFixed(1))}/s`;
+  function duration(seconds) {
+    if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '?';
+    const s = Math.round(seconds);
+    if (s < 60) return `${s}s`;
+    if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+    return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  }
+  const finished = (state) => !['running', 'paused'].includes(state);
+
+  // ---- API ----
+  async function api(path, options = {}) {
+    const headers = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    const response = await fetch(path, { ...options, headers, cache: 'no-store' });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = new Error(body.error || response.statusText);
+      error.status = response.status;
+      throw error;
+    }
+    return body;
+  }
+
+  function notice(text) {
+    const el = $('#notice');
+    el.hidden = !text;
+    el.textContent = text || '';
+  }
+
+  // ---- overview ----
+  async function refresh() {
+    try {
+      render(await api('/api/overview'));
+      notice(null);
+    } catch (error) {
+      notice(error.status === 401
+        ? 'This dashboard needs the token to show anything (DASHBOARD_PUBLIC=false): enter it above.'
+        : `Cannot load the dashboard: ${error.message}`);
+    } finally {
+      setTimeout(refresh, OVERVIEW_MS);
+    }
+  }
+
+  function render(overview) {
+    controlEnabled = overview.controlEnabled;
+    const g = overview.governor;
+    $('#pace').textContent = `rate limit ${rate(overview.bucket.rate)} · burst ${count(overview.bucket.burst)} · ` + (g
+      ? `governor: gateway p95 ${g.p95Ms === null ? 'unknown' : `${Math.round(g.p95Ms)} ms`} (SLO ${Math.round(g.sloMs)} ms), ${g.reason}`
+      : 'no governor running: the rate is set by hand (pushctl rate)');
+    $('#token-state').textContent = !controlEnabled ? 'control disabled on the server' : token ? 'token set' : 'needed for actions';
+
+    const list = $('#campaigns');
+    if (overview.campaigns.length === 0) list.innerHTML = '<p class="empty">No campaigns yet.</p>';
+    else list.querySelector('.empty')?.remove();
+    const ids = new Set();
+    for (const p of overview.campaigns) {
+      ids.add(p.id);
+      let card = cards.get(p.id);
+      if (!card) {
+        card = createCard(p);
+        cards.set(p.id, card);
+      }
+      // Newest first, as the API lists them.
+      list.appendChild(card.el);
+      updateCard(card, p);
+    }
+    for (const [id, card] of cards) {
+      if (ids.has(id)) continue;
+      card.chart?.destroy();
+      card.el.remove();
+      cards.delete(id);
+    }
+    renderSchedules(overview.schedules);
+  }
+
+  function createCard(p) {
+    const el = $('#campaign-template').content.firstElementChild.cloneNode(true);
+    el.dataset.campaign = p.id;
+    $('.id', el).textContent = p.id;
+    for (const button of el.querySelectorAll('[data-action]')) {
+      button.addEventListener('click', () => act(card, button.dataset.action));
+    }
+    const card = { id: p.id, el, chart: null, hasGateway: false, data: [[], [], [], [], []], lastT: 0, loading: false, finished: false, loadedAfterFinish: false, nextSeriesAt: 0 };
+    return card;
+  }
+
+  function updateCard(card, p) {
+    const { el } = card;
+    $('.name', el).textContent = p.name;
+    const state = $('.state', el);
+    state.textContent = p.state;
+    state.className = `state state-${p.state}`;
+    el.dataset.state = p.state;
+    el.classList.toggle('finished', finished(p.state));
+    $('.fill', el).style.width = `${p.percent.toFixed(1)}%`;
+    $('.bar', el).setAttribute('aria-valuenow', p.percent.toFixed(1));
+    const fields = {
+      percent: `${p.percent.toFixed(1)}%`,
+      delivered: count(p.delivered),
+      failed: count(p.failed),
+      disabled: count(p.disabled),
+      expired: p.expired === undefined ? '' : count(p.expired),
+      total: p.enqueued ? count(p.total) : `${count(p.total)}+`,
+      rate: p.state === 'completed' ? [rate(p.averageRate), 'average']
+        : p.achievedRate === null ? [rate(p.rate), 'limit'] : [rate(p.achievedRate), `limit ${rate(p.rate)}`],
+      eta: p.state === 'running' ? duration(p.etaSeconds) : p.state === 'paused' ? 'paused' : '—'
+    };
+    for (const [name, value] of Object.entries(fields)) {
+      // A value, or [value, note]: the note goes on a second, smaller line.
+      const [text, note] = Array.isArray(value) ? value : [value, ''];
+      const dd = $(`[data-field="${name}"]`, el);
+      if (dd.dataset.text === `${text}|${note}`) continue;
+      dd.dataset.text = `${text}|${note}`;
+      dd.textContent = text;
+      if (note) {
+        const small = document.createElement('span');
+        small.className = 'note';
+        small.textContent = note;
+        dd.append(small);
+      }
+    }
+    $('[data-optional="expired"]', el).hidden = p.expired === undefined;
+    $('.timing', el).textContent = timing(p);
+    const buttons = {
+      pause: p.state === 'running',
+      resume: p.state === 'paused',
+      cancel: p.state === 'running' || p.state === 'paused'
+    };
+    for (const [action, allowed] of Object.entries(buttons)) {
+      const button = $(`[data-action="${action}"]`, el);
+      button.disabled = !allowed || !controlEnabled;
+      button.title = !controlEnabled ? 'DASHBOARD_TOKEN is not set on the server' : '';
+    }
+    card.finished = finished(p.state);
+    maybeLoadSeries(card);
+  }
+
+  // Local-time delivery and deadlines, when the campaign has them (as pushctl status shows them).
+  function timing(p) {
+    const parts = [];
+    const at = (iso) => new Date(iso).toLocaleString();
+    if (p.localTime) {
+      parts.push(`Delivered at ${p.localTime} in each device's time zone` + (p.waiting
+        ? `: ${count(p.waiting.devices)} devices in ${count(p.waiting.zones)} zones still wait, next release ${at(p.waiting.nextAt)}`
+        : ''));
+    }
+    if (p.deadlineAt) parts.push(`Deadline ${at(p.deadlineAt)}${p.deadlinePassed ? ' (passed)' : ''}`);
+    return parts.join(' · ');
+  }
+
+  // ---- control actions ----
+  async function act(card, action) {
+    if (action === 'cancel' && !confirm(`Cancel campaign ${card.id}? Devices not yet sent will not be sent.`)) return;
+    const message = $('.message', card.el);
+    message.textContent = '';
+    try {
+      const answer = await api(`/api/campaigns/${encodeURIComponent(card.id)}/${action}`, { method: 'POST' });
+      card.el.dataset.state = answer.state;
+    } catch (error) {
+      message.textContent = error.status === 401 ? `Not allowed: ${error.message}. Enter the DASHBOARD_TOKEN above.` : error.message;
+    }
+  }
+
+  // ---- charts ----
+  function maybeLoadSeries(card) {
+    const now = Date.now();
+    if (card.loading || now < card.nextSeriesAt) return;
+    // A finished campaign's chart is loaded once more after it finished, then left alone.
+    if (card.finished && card.loadedAfterFinish) return;
+    card.loading = true;
+    const wasFinished = card.finished;
+    api(`/api/campaigns/${encodeURIComponent(card.id)}/series?since=${card.lastT}`).then((series) => {
+      appendSeries(card, series);
+      if (wasFinished) card.loadedAfterFinish = true;
+    }).catch((error) => {
+      $('.chart-note', card.el).textContent = `Chart unavailable: ${error.message}`;
+    }).finally(() => {
+      card.loading = false;
+      // Checked on each overview poll (every OVERVIEW_MS): a little slack keeps it to one load per poll.
+      card.nextSeriesAt = Date.now() + SERIES_MS - 250;
+    });
+  }
+
+  function appendSeries(card, series) {
+    const [xs, sendRate, limit, p95, slo] = card.data;
+    for (let i = 0; i < series.t.length; i++) {
+      xs.push(series.t[i] / 1000);
+      sendRate.push(series.sendRate[i]);
+      limit.push(series.rateLimit[i]);
+      p95.push(series.p95Ms[i]);
+      slo.push(series.sloMs[i]);
+    }
+    if (series.t.length > 0) card.lastT = series.t[series.t.length - 1];
+    const hasGateway = p95.some((v) => v !== null);
+    $('.chart-note', card.el).textContent = hasGateway
+      ? 'Send rate against the gateway\'s p95 latency and its SLO, as the governor saw them.'
+      : 'No governor decisions for this campaign: gateway p95 and SLO are not charted (they come from the governor; without one only the send rate is known).';
+    const container = $('.chart', card.el);
+    // The latency axis appears once there is latency to show: the chart is rebuilt then.
+    if (card.chart && card.hasGateway !== hasGateway) {
+      card.chart.destroy();
+      card.chart = null;
+    }
+    if (!card.chart) {
+      card.chart = makeChart(container, card.data, hasGateway);
+      card.hasGateway = hasGateway;
+    } else {
+      card.chart.setData(card.data);
+    }
+    container.dataset.points = String(xs.length);
+  }
+
+  function makeChart(container, data, hasGateway) {
+    const positive = (_u, _min, max) => [0, Math.max(1, (max ?? 1) * 1.15)];
+    const clock = (_u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }));
+    return new uPlot({
+      width: Math.max(320, container.clientWidth),
+      height: 240,
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: true }, rate: { range: positive }, ms: { range: positive } },
+      series: [
+        {},
+        { label: 'send rate', scale: 'rate', stroke: COLORS.rate, width: 2, fill: 'rgba(37, 99, 235, 0.08)', value: (_u, v) => (v === null ? '–' : rate(v)) },
+        { label: 'rate limit', scale: 'rate', stroke: COLORS.limit, width: 1, dash: [6, 4], value: (_u, v) => (v === null ? '–' : rate(v)) },
+        { label: 'gateway p95', scale: 'ms', stroke: COLORS.p95, width: 2, show: hasGateway, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) },
+        { label: 'SLO', scale: 'ms', stroke: COLORS.slo, width: 1, dash: [3, 3], show: hasGateway, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) }
+      ],
+      axes: [
+        // Whole seconds at least: labels show the time to the second.
+        { values: clock, space: 80, incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400] },
+        { scale: 'rate', label: 'sends/s', size: 60 },
+        { scale: 'ms', side: 1, label: 'gateway p95 (ms)', size: 60, grid: { show: false }, show: hasGateway }
+      ]
+    }, data, container);
+  }
+
+  addEventListener('resize', () => {
+    for (const card of cards.values()) {
+      const container = $('.chart', card.el);
+      card.chart?.setSize({ width: Math.max(320, container.clientWidth), height: 240 });
+    }
+  });
+
+  // ---- schedules ----
+  function renderSchedules(schedules) {
+    const root = $('#schedules');
+    if (!schedules.available) {
+      root.innerHTML = '<p class="empty">Schedules are not available here.</p>';
+      return;
+    }
+    if (schedules.error) {
+      root.innerHTML = '';
+      const p = document.createElement('p');
+      p.className = 'empty';
+      p.textContent = `Schedules: ${schedules.error}.`;
+      root.append(p);
+      return;
+    }
+    if (schedules.items.length === 0) {
+      root.innerHTML = '<p class="empty">No schedules (pushctl schedule add creates one).</p>';
+      return;
+    }
+    const table = document.createElement('table');
+    table.innerHTML = '<thead><tr><th>Schedule</th><th>Campaign name</th><th>When</th><th>Time zone</th><th>Next run</th><th>Last run</th><th>Last outcome</th><th>State</th></tr></thead><tbody></tbody>';
+    const body = table.querySelector('tbody');
+    const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+    for (const s of schedules.items) {
+      const row = body.insertRow();
+      const next = when(s.nextRunAt) + (s.overdue ? ' (overdue: is a scheduler running?)' : '');
+      for (const text of [s.id, s.name, s.when, s.timeZone ?? '—', next, when(s.lastRunAt), s.lastOutcome ?? '—', s.state]) row.insertCell().textContent = text;
+      row.dataset.schedule = s.id;
+    }
+    root.replaceChildren(table);
+  }
+
+  // ---- token ----
+  $('#token').value = token;
+  $('#token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    token = $('#token').value.trim();
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else sessionStorage.removeItem(TOKEN_KEY);
+    $('#token-state').textContent = token ? 'token set' : 'needed for actions';
+  });
+
+  refresh();
+})();

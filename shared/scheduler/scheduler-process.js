@@ -1,0 +1,51 @@
+// The scheduler process's parts, wired: Redis, the schedule and campaign stores, the
+// core (scheduler.js) and node-cron as its once-a-second trigger. producers/scheduler.js
+// only starts it, with the launch that turns a fire into a pushctl send.
+import cron from 'node-cron';
+import { createRedis, assertRedisReachable } from '../redis.js';
+import { createCampaignStore } from '../campaign-store.js';
+import { rabbitmqCheck, redisCheck } from '../metrics/readiness.js';
+import { createScheduleStore } from './schedule-store.js';
+import { createScheduler } from './scheduler.js';
+
+/**
+ * Starts a scheduler: from now on it looks at every schedule once a second.
+ * @param {import('../../config/index.js').Config} config
+ * @param {import('pino').Logger} logger
+ * @param {(deps: { config: import('../../config/index.js').Config, logger: import('pino').Logger, redis: import('../redis.js').PushRedis }) => Promise<import('./scheduler.js').Launch>} createLaunch
+ */
+export async function startScheduler(config, logger, createLaunch) {
+  const redis = createRedis(config.redisUrl, { name: 'pushpace:scheduler' });
+  await assertRedisReachable(redis, config.redisUrl);
+  const scheduler = createScheduler({
+    store: createScheduleStore(redis, config),
+    campaigns: createCampaignStore(redis, config),
+    launch: await createLaunch({ config, logger, redis }),
+    logger,
+    leaseMs: config.scheduler.leaseMs,
+    toleranceMs: config.scheduler.toleranceMs
+  });
+  // node-cron only paces the ticks (every second, on the second): which fires are due,
+  // in which time zone and across daylight-saving changes, the core works out itself.
+  const trigger = cron.schedule('* * * * * *', () => { void scheduler.tick(); }, {
+    name: 'pushpace-scheduler-tick',
+    logger: {
+      info: (message) => logger.debug(message),
+      warn: (message) => logger.debug(message),
+      error: (message, error) => logger.error({ err: error }, String(message)),
+      debug: () => {}
+    }
+  });
+  void scheduler.tick();
+  logger.info({ holderId: scheduler.holderId, toleranceMs: config.scheduler.toleranceMs, leaseMs: config.scheduler.leaseMs }, 'scheduler started');
+  return {
+    // What every launch needs: Redis, and the broker its segments go to (as for web and worker).
+    readiness: [redisCheck(redis), ...(config.queueBackend === 'rabbitmq' ? [rabbitmqCheck(config.amqpUrl)] : [])],
+    async close() {
+      await trigger.destroy();
+      // Launches in progress finish first: a fire abandoned half-way would have to be failed.
+      await scheduler.close();
+      await redis.quit().catch(() => redis.disconnect());
+    }
+  };
+}

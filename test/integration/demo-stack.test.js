@@ -1,0 +1,105 @@
+// The demo's parts that production code meets: the demo gateway's /metrics read by the real
+// metrics-scrape source, and a governor started from PACING_* configuration (the path
+// `npm run demo` takes) that ticks on the wall clock's window boundaries. The demo itself
+// (npm run demo) takes two minutes and is not part of npm test.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDemoGateway, rateAtP95 } from '../../demo/gateway.js';
+import { windowsOf, sloShare } from '../../demo/report.js';
+import { createMetricsScrapeSource } from '../../shared/gateway-metrics/metrics-scrape.js';
+import { startGovernor } from '../../shared/governor-process.js';
+import { loadConfig } from '../../config/index.js';
+import { createLogger } from '../../shared/logger.js';
+import { createRedis, redisKeys } from '../../shared/redis.js';
+import { REDIS_URL, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
+
+/** @type {Array<() => Promise<unknown>>} */
+const cleanups = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+});
+
+/** @param {{ processes: number, serviceMs: number, downstreamMs: number, timeoutMs: number }} options */
+async function gatewayAt(options) {
+  const gateway = createDemoGateway(options);
+  const url = await gateway.listen(0);
+  cleanups.push(() => gateway.close());
+  return { gateway, url };
+}
+
+/** n GETs, all at once; resolves their status codes. @param {string} url @param {number} n */
+function calls(url, n) {
+  return Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
+    request(`${url}/api/feed`, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); }).on('error', reject).end();
+  })));
+}
+
+test('the demo gateway\'s /metrics is what the metrics-scrape source reads', async () => {
+  const { url } = await gatewayAt({ processes: 4, serviceMs: 2, downstreamMs: 20, timeoutMs: 2000 });
+  const source = createMetricsScrapeSource({ url: `${url}/metrics` });
+  cleanups.push(() => source.close());
+  assert.equal((await source.read()).gateway, null, 'the first read primes');
+  const statuses = await calls(url, 200);
+  assert.ok(statuses.every((s) => s === 200));
+  const { gateway } = await source.read();
+  assert.ok(gateway && gateway.rps !== null && gateway.p95Ms !== null);
+  assert.equal(gateway.errorRatio, 0);
+  // 200 requests at once on 4 processes of 2 ms: queueing puts the p95 well above the 20 ms floor.
+  assert.ok(gateway.p95Ms >= 20 && gateway.p95Ms < 1000, `p95 ${gateway.p95Ms}`);
+});
+
+test('requests that would take longer than the timeout are answered 503 and count as errors', async () => {
+  const { url } = await gatewayAt({ processes: 1, serviceMs: 1, downstreamMs: 100, timeoutMs: 30 });
+  const source = createMetricsScrapeSource({ url: `${url}/metrics` });
+  cleanups.push(() => source.close());
+  await source.read();
+  assert.deepEqual(await calls(url, 5), [503, 503, 503, 503, 503]);
+  assert.equal((await source.read()).gateway?.errorRatio, 1);
+});
+
+test('the p95 per window is exact, and the SLO line follows the M/M/1 formula', () => {
+  // Ten requests ending in the first second (latencies 1..10 ms), none in the second.
+  const samples = [];
+  for (let i = 1; i <= 10; i++) samples.push(1000 + i, i, i === 10 ? 503 : 200);
+  const windows = windowsOf(samples, { from: 1000, to: 3000, windowMs: 1000 });
+  assert.deepEqual(windows.map((w) => [w.requests, w.errors, w.p95Ms]), [[10, 1, 10], [0, 0, NaN]]);
+  assert.deepEqual(sloShare(windows, 9), { evaluated: 1, within: 0, share: 0, peakP95Ms: 10 });
+  // 16 processes × 20 ms: μ = 800/s; p95 = 50 + 20·ln 20/(1 − ρ) = 400 ms at ρ ≈ 0.829.
+  assert.ok(Math.abs(rateAtP95({ processes: 16, serviceMs: 20, downstreamMs: 50, timeoutMs: 5000 }, 400) - 663) < 1);
+});
+
+test('a governor configured by PACING_* decides once per window, on the window boundaries', async () => {
+  const { url } = await gatewayAt({ processes: 4, serviceMs: 2, downstreamMs: 5, timeoutMs: 2000 });
+  const prefix = uniquePrefix();
+  cleanups.push(() => dropPrefix(prefix));
+  const config = loadConfig({
+    REDIS_URL, KEY_PREFIX: prefix, LOG_LEVEL: 'info', GATEWAY_METRICS: 'metrics-scrape', GATEWAY_METRICS_URL: `${url}/metrics`,
+    PACING_METRICS_WINDOW_MS: '1000', PACING_SLO_P95_MS: '250', PACING_MAX_RATE: '50', PACING_CAPACITY_RPS: '400'
+  });
+  /** @type {any[]} */
+  const lines = [];
+  const logger = createLogger(config, {}, { write: (line) => { lines.push(JSON.parse(line)); } });
+  const traffic = setInterval(() => { void calls(url, 5); }, 50);
+  cleanups.push(async () => clearInterval(traffic));
+  const governor = await startGovernor(config, logger);
+  cleanups.push(() => governor.close());
+  const ticks = () => lines.filter((l) => l.msg === 'governor tick');
+  await waitFor(async () => ticks().length >= 4, { timeoutMs: 8000, what: 'four governor ticks' });
+
+  const started = lines.find((l) => l.msg === 'governor started');
+  assert.equal(started.pacing.metricsWindowMs, 1000);
+  assert.equal(started.pacing.binMs, 1000);
+  assert.equal(started.pacing.sloP95Ms, 250);
+  assert.equal(started.pacing.metricsLagMs, 0, 'a scrape has no lag');
+  // The first tick comes at once when the lease is taken; every later one just after a whole second.
+  for (const tick of ticks().slice(1)) assert.ok(tick.now % 1000 < 300, `tick at ${tick.now} is ${tick.now % 1000} ms into its window`);
+  assert.ok(ticks().every((t) => t.rate <= 50), 'PACING_MAX_RATE bounds the rate');
+  assert.ok(ticks().slice(1).some((t) => t.gateway !== null), 'the scrape yields gateway windows');
+  await governor.close();
+  const redis = createRedis(REDIS_URL, { name: 'pushpace:demo-test' });
+  cleanups.push(() => redis.quit());
+  assert.equal(Number(await redis.hget(redisKeys(prefix).bucket, 'rate')), ticks().at(-1).rate, 'the last decision is in the bucket');
+  await sleep(0);
+});

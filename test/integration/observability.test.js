@@ -1,0 +1,248 @@
+// Metrics, health and the dashboard against one running stack: a worker, ingest, a governor
+// (reading a fake gateway through the active probe), the web process, and real headless
+// Chromium (Debian's, driven by playwright-core).
+//  1. The dashboard end to end on a running campaign: the page loads with the campaign and the
+//     schedules, the chart draws (send rate, and the gateway p95 against the SLO from the
+//     governor), progress moves, a pause
+//     without the token is refused and changes nothing, the pause button with the token
+//     pauses the campaign (as `pushctl status --json` sees it), and the page and pushctl
+//     show the same numbers. Screenshots go to test/artifacts/.
+//  2. Every Procfile process's /metrics parses as strict Prometheus text and holds its metrics, with
+//     no endpoint ARNs or user ids in labels; /healthz and /readyz answer 200.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { AMQP_URL, REDIS_URL, ROOT, campaignStatus, dropEvents, startStack, waitFor } from '../support/harness.js';
+import { createRedis } from '../../shared/redis.js';
+import { createScheduleStore } from '../../shared/scheduler/schedule-store.js';
+import { opsPortOf, startProcessType } from '../support/process-type.js';
+import { sampleValue, validateExposition } from '../support/exposition-format.js';
+
+const TOKEN = 'e2e-dashboard-token-0123456789';
+const DEVICES = 900;
+const ARTIFACTS = join(ROOT, 'test/artifacts');
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** @type {Awaited<ReturnType<typeof startStack>>} */
+let stack;
+/** @type {Record<string, Awaited<ReturnType<typeof startProcessType>>>} */
+const processes = {};
+/** @type {import('playwright-core').BrowserContext} */
+let browser;
+/** @type {http.Server} */
+let gateway;
+let profile = '';
+let url = '';
+let campaignId = '';
+/** @type {{ exchange: string, queue: string }} */
+let events;
+
+before(async () => {
+  // 900 devices at 30/s: a campaign that would run for about 30 s, so a loaded machine still
+  // reaches the pause part-way (the test cancels it then; it never runs to the end).
+  stack = await startStack({ devices: DEVICES, workers: 1, settings: { SEND_RATE: 30, METRICS_PORT: 0 } });
+  gateway = await fakeGateway();
+  profile = await mkdtemp(join(tmpdir(), 'pushpace-chromium-'));
+  events = { exchange: `pushpace.events.${stack.prefix}`, queue: `pushpace.ingest.${stack.prefix}` };
+  const gatewayUrl = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (gateway.address()).port}/health`;
+  let sent;
+  [processes.web, processes.governor, processes.ingest, browser, sent] = await Promise.all([
+    startProcessType('producers/web.js', { ...stack.env, PORT: '0', DASHBOARD_TOKEN: TOKEN }, 'dashboard listening'),
+    // Decisions every second, never above the campaign's test pace.
+    startProcessType('workers/governor.js', { ...stack.env, GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: gatewayUrl,
+      PACING_METRICS_WINDOW_MS: '1000', PACING_MAX_RATE: '30', PACING_MIN_RATE: '5' }, 'governor started'),
+    startProcessType('producers/ingest.js', { ...stack.env, AMQP_URL, EVENTS_EXCHANGE: events.exchange, EVENTS_QUEUE: events.queue }, 'ingest started'),
+    // A fresh profile directory: nothing carried over from another run.
+    chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } }),
+    stack.send(['--name', 'Dashboard e2e']),
+    mkdir(ARTIFACTS, { recursive: true })
+  ]);
+  campaignId = sent.id;
+  url = `http://127.0.0.1:${processes.web.port('dashboard listening')}`;
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.all(Object.values(processes).map((p) => p.stop()));
+  await stack?.close();
+  gateway?.close();
+  if (profile) await rm(profile, { recursive: true, force: true });
+  if (events) await dropEvents(events);
+});
+
+/** @param {string} id @param {string} action @param {Record<string, string>} [headers] */
+const control = (id, action, headers = {}) => fetch(`${url}/api/campaigns/${id}/${action}`, { method: 'POST', headers });
+
+test('a running campaign on the dashboard: chart, progress, refused and accepted pause, the same numbers as pushctl', async () => {
+  const id = campaignId;
+  const page = browser.pages()[0] ?? await browser.newPage();
+  /** @type {string[]} */
+  const pageErrors = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  // The one refused request below is expected; anything else failing is not.
+  page.on('console', (message) => { if (message.type() === 'error' && !/status of 401/.test(message.text())) pageErrors.push(message.text()); });
+
+  // A schedule, stored as `pushctl schedule add` stores it, shows in the schedules table.
+  const redis = createRedis(REDIS_URL, { name: 'pushpace:test' });
+  try {
+    await createScheduleStore(redis, { keyPrefix: stack.prefix }).add({
+      id: 'weekly-sale', cron: '0 9 * * 1', at: null, timeZone: 'Europe/Helsinki', missed: 'skip', graceMs: 3_600_000,
+      send: { name: 'Weekly sale', audience: stack.audience.path }, message: { title: 'Sale', body: 'Everything 20% off' },
+      messageSource: stack.message, createdAt: Date.now(), rev: 'test'
+    });
+  } finally {
+    redis.disconnect();
+  }
+
+  await page.goto(url);
+  const scheduleRow = page.locator('[data-schedule="weekly-sale"]');
+  await scheduleRow.waitFor({ timeout: 10_000 });
+  assert.match(String(await scheduleRow.textContent()), /Weekly sale.*0 9 \* \* 1.*Europe\/Helsinki.*active/);
+  const card = page.locator(`[data-campaign="${id}"]`);
+  await card.waitFor({ timeout: 10_000 });
+  assert.equal(await card.locator('.name').textContent(), 'Dashboard e2e');
+
+  // The chart: at least three samples (two send rates) with the governor's p95 by then, and
+  // the canvas shows the send-rate line (#2563eb) and the gateway p95 line (#ea580c).
+  await page.waitForFunction((cid) => Number(/** @type {any} */ (globalThis).document.querySelector(`[data-campaign="${cid}"] .chart`)?.dataset.points) >= 3,
+    id, { timeout: 15_000 });
+  await card.locator('.chart-note', { hasText: 'gateway\'s p95' }).waitFor({ timeout: 10_000 });
+  const pixels = await card.locator('.chart canvas').evaluate((/** @type {any} */ canvas) => {
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    const near = (/** @type {number} */ i, /** @type {number[]} */ rgb) => data[i + 3] > 200 && rgb.every((v, k) => Math.abs(data[i + k] - v) < 40);
+    let rate = 0;
+    let p95 = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (near(i, [37, 99, 235])) rate++;
+      if (near(i, [234, 88, 12])) p95++;
+    }
+    return { rate, p95 };
+  });
+  assert.ok(pixels.rate > 20, `the send-rate line is drawn (${pixels.rate} pixels)`);
+  assert.ok(pixels.p95 > 20, `the gateway p95 line is drawn (${pixels.p95} pixels)`);
+
+  // Progress moves on the page.
+  const sent = async () => Number((await card.locator('[data-field="delivered"]').textContent())?.replace(/,/g, ''));
+  const first = await sent();
+  await waitFor(async () => (await sent()) > first, { timeoutMs: 10_000, what: 'the sent count to grow on the page' });
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-running.png'), fullPage: true });
+
+  // Without the token: refused over HTTP and from the page, and the campaign keeps running.
+  assert.equal((await control(id, 'pause')).status, 401);
+  assert.equal((await control(id, 'cancel', { authorization: 'Bearer not-the-token-not-the-token' })).status, 401);
+  await card.locator('[data-action="pause"]').click();
+  await card.locator('.message', { hasText: 'Not allowed' }).waitFor({ timeout: 5000 });
+  assert.equal((await campaignStatus(id, stack.env)).state, 'running');
+
+  // With the token, the pause button pauses it.
+  await page.fill('#token', TOKEN);
+  await page.click('#token-form button[type="submit"]');
+  await card.locator('[data-action="pause"]').click();
+  await waitFor(async () => (await campaignStatus(id, stack.env)).state === 'paused', { timeoutMs: 10_000, intervalMs: 200, what: 'pushctl to say paused' });
+  await card.locator('.state', { hasText: 'paused' }).waitFor({ timeout: 5000 });
+
+  // Once the sends in flight have landed, the page and pushctl agree on every number.
+  /** @type {any} */
+  let settled = await campaignStatus(id, stack.env);
+  await waitFor(async () => {
+    const again = await campaignStatus(id, stack.env);
+    const same = again.processed === settled.processed;
+    settled = again;
+    return same;
+  }, { timeoutMs: 10_000, intervalMs: 300, what: 'the paused campaign to settle' });
+  const overview = /** @type {any} */ (await (await fetch(`${url}/api/overview`)).json());
+  const shown = overview.campaigns.find((/** @type {any} */ c) => c.id === id);
+  for (const field of ['state', 'total', 'delivered', 'failed', 'disabled', 'cancelled', 'processed', 'remaining', 'percent']) {
+    assert.equal(shown[field], settled[field], field);
+  }
+  if ('expired' in settled) assert.equal(shown.expired, settled.expired, 'expired');
+  await waitFor(async () => (await sent()) === settled.delivered, { timeoutMs: 5000, what: 'the page to show pushctl\'s sent count' });
+  assert.ok(settled.delivered > 0 && settled.delivered < DEVICES, `paused part-way (${settled.delivered} sent)`);
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+
+  assert.deepEqual(pageErrors, [], 'no script errors or CSP violations on the page');
+  // Done: cancel with the token so the worker drops the rest.
+  const cancelled = await control(id, 'cancel', { authorization: `Bearer ${TOKEN}` });
+  assert.equal(cancelled.status, 200);
+  assert.equal((await campaignStatus(id, stack.env)).state, 'cancelled');
+});
+
+test('every process type serves valid Prometheus metrics with its own families, and health', async () => {
+  const common = ['pushpace_process_info', 'process_cpu_seconds_total', 'nodejs_eventloop_lag_seconds', 'pushpace_dependency_up',
+    'pushpace_token_bucket_rate_per_second', 'pushpace_token_bucket_burst_tokens', 'pushpace_token_bucket_granted_tokens_total'];
+  const sending = ['pushpace_sends_total', 'pushpace_sns_publish_duration_seconds'];
+  const shared = ['pushpace_segment_queue_depth', 'pushpace_segment_queue_dead_letters', 'pushpace_active_campaigns',
+    'pushpace_campaign_devices', 'pushpace_campaign_audience_devices', 'pushpace_campaign_progress_ratio', 'pushpace_campaign_state'];
+  const controller = ['pushpace_controller_rate_per_second', 'pushpace_controller_planned_rate_per_second',
+    'pushpace_controller_capacity_requests_per_second', 'pushpace_controller_predicted_load_requests_per_second',
+    'pushpace_controller_reason', 'pushpace_controller_decisions_total', 'pushpace_gateway_latency_p95_seconds',
+    'pushpace_gateway_slo_p95_seconds', 'pushpace_governor_leader'];
+  /** @type {Record<string, { port: number, families: string[] }>} */
+  const targets = {
+    worker: { port: opsPortOf(stack.workers[0].output()), families: [...common, ...sending, ...shared] },
+    ingest: { port: processes.ingest.opsPort, families: [...common, ...sending, 'pushpace_events_total'] },
+    governor: { port: processes.governor.opsPort, families: [...common, ...controller] },
+    // The web process serves them on its own port (Heroku routes only $PORT) and on METRICS_PORT.
+    web: { port: processes.web.port('dashboard listening'), families: [...common, ...shared] }
+  };
+  // Any other Procfile process type (the scheduler...) gets the endpoints from lifecycle.js too.
+  const procfile = readFileSync(join(ROOT, 'Procfile'), 'utf8').trim().split('\n').map((line) => line.split(/:\s+/, 2));
+  for (const [type, command] of procfile) {
+    if (type === 'release' || targets[type]) continue;
+    const entry = command.split(' ')[1];
+    processes[type] = await startProcessType(entry, { ...stack.env, METRICS_PORT: '0' }, 'metrics and health server listening');
+    targets[type] = { port: processes[type].opsPort, families: ['pushpace_process_info', 'process_cpu_seconds_total'] };
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${targets[type].port}/readyz`)).status === 200, { timeoutMs: 10_000, what: `${type} to be ready` });
+  }
+  assert.deepEqual(Object.keys(targets).sort(), procfile.map(([type]) => type).filter((type) => type !== 'release').sort());
+  // The governor has decided at least once (it ticks every second).
+  await waitFor(async () => processes.governor.logLines().some((l) => l.msg === 'governor tick'), { timeoutMs: 10_000, what: 'a governor tick' });
+
+  for (const [name, { port, families: expected }] of Object.entries(targets)) {
+    const answer = await fetch(`http://127.0.0.1:${port}/metrics`);
+    assert.equal(answer.status, 200, name);
+    assert.match(String(answer.headers.get('content-type')), /^text\/plain; version=0\.0\.4/, name);
+    const families = validateExposition(await answer.text());
+    for (const family of expected) assert.ok(families.has(family), `${name} exports ${family}`);
+    assert.equal(sampleValue(families, 'pushpace_process_info', { process_type: name }), 1, name);
+    for (const family of families.values()) {
+      for (const sample of family.samples) {
+        for (const value of Object.values(sample.labels)) assert.doesNotMatch(value, /arn:aws|user-\d|endpoint\//, `${name}: ${sample.name} label`);
+      }
+    }
+    for (const path of ['/healthz', '/readyz']) {
+      const probe = await fetch(`http://127.0.0.1:${port}${path}`);
+      assert.equal(probe.status, 200, `${name} ${path}: ${await probe.text()}`);
+    }
+  }
+
+  const scrape = async (/** @type {number} */ port) => validateExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+  const worker = await scrape(targets.worker.port);
+  assert.ok(/** @type {number} */ (sampleValue(worker, 'pushpace_sends_total', { kind: 'campaign', outcome: 'delivered' })) > 0);
+  assert.ok(/** @type {number} */ (sampleValue(worker, 'pushpace_sns_publish_duration_seconds_count', { kind: 'campaign' })) > 0);
+  assert.equal(sampleValue(worker, 'pushpace_campaign_state', { campaign: campaignId, state: 'cancelled' }), 1);
+  assert.equal(sampleValue(worker, 'pushpace_token_bucket_rate_per_second'), 30);
+  assert.equal(sampleValue(worker, 'pushpace_dependency_up', { dependency: 'sns' }), 1);
+  const ingest = await scrape(targets.ingest.port);
+  assert.equal(sampleValue(ingest, 'pushpace_sends_total', { kind: 'transactional', outcome: 'delivered' }), 0);
+  for (const dependency of ['redis', 'rabbitmq', 'postgres', 'sns']) assert.equal(sampleValue(ingest, 'pushpace_dependency_up', { dependency }), 1, dependency);
+  const governor = await scrape(targets.governor.port);
+  assert.equal(sampleValue(governor, 'pushpace_governor_leader'), 1);
+  assert.ok(/** @type {number} */ (sampleValue(governor, 'pushpace_controller_rate_per_second')) <= 30);
+  assert.equal(sampleValue(governor, 'pushpace_gateway_slo_p95_seconds'), 0.4);
+  const p95 = /** @type {number} */ (sampleValue(governor, 'pushpace_gateway_latency_p95_seconds'));
+  assert.ok(p95 > 0.05 && p95 < 1, `the fake gateway's p95 (${p95} s)`);
+});
+
+/** An API gateway for the active probe: answers after 60-160 ms. */
+async function fakeGateway() {
+  const server = http.createServer((_req, res) => { setTimeout(() => res.end('ok'), 60 + Math.random() * 100); });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  return server;
+}

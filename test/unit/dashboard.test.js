@@ -1,0 +1,167 @@
+// The dashboard's rules without servers around it: who may read and control (the token,
+// DASHBOARD_PUBLIC), what a refused control request changes (nothing), how the chart
+// lines up the governor's decisions with a campaign's samples, and the config it reads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../config/index.js';
+import { createDashboardAuth } from '../../shared/dashboard/dashboard-auth.js';
+import { createDashboardServer } from '../../shared/dashboard/dashboard-server.js';
+import { achievedRate, chartSeries } from '../../shared/dashboard/campaign-chart.js';
+import { createLogger } from '../../shared/logger.js';
+import { InputError, NotFoundError } from '../../shared/errors.js';
+
+const TOKEN = 'correct-horse-battery-staple-42';
+const logger = createLogger({ logLevel: 'silent' }, {});
+
+/** A campaign as the store returns it. @param {Partial<import('../../shared/campaign-store.js').Campaign>} [over] */
+const campaign = (over = {}) => /** @type {import('../../shared/campaign-store.js').Campaign} */ ({
+  id: 'c-1', name: 'Sale', state: 'running', message: { title: 't', body: 'b' }, source: 'x.csv', maxRate: null,
+  createdAt: Date.now() - 10_000, finishedAt: null, enqueued: true, total: 100, segmentsTotal: 1, segmentsDone: 0,
+  delivered: 40, disabled: 1, failed: 2, cancelled: 0, expired: 0, skipped: 0, duplicates: 0, excluded: 0, error: null,
+  startAt: Date.now() - 10_000, deadlineAt: null, ttlMs: null, localTime: null, defaultTimezone: null, outcomeBits: 3, ...over
+});
+
+/**
+ * A dashboard server over fakes; `changes` records every state change the store was asked for.
+ * @param {{ token?: string | null, publicReads?: boolean }} [auth]
+ */
+function dashboard({ token = TOKEN, publicReads = true } = {}) {
+  /** @type {string[]} */
+  const changes = [];
+  const change = (/** @type {string} */ action) => async (/** @type {string} */ id) => {
+    if (id === 'missing') throw new NotFoundError(`no campaign with id "${id}"`);
+    if (action === 'resume') throw new InputError(`campaign ${id} is running; only a campaign that is paused can be made running`);
+    changes.push(`${action} ${id}`);
+    return campaign({ id, state: action === 'pause' ? 'paused' : 'cancelled' });
+  };
+  const store = /** @type {any} */ ({
+    list: async () => [campaign()], require: async () => campaign(),
+    pause: change('pause'), resume: change('resume'), cancel: change('cancel')
+  });
+  const series = /** @type {any} */ ({
+    recentCampaign: async () => [{ t: Date.now() - 4000, processed: 20, rateLimit: 10 }, { t: Date.now(), processed: 43, rateLimit: 10 }],
+    lastGovernorPoint: async () => null, campaign: async () => [], governor: async () => []
+  });
+  const app = createDashboardServer({
+    store, series, logger,
+    bucket: { settings: async () => ({ rate: 10, burst: 1, granted: 0, grantedTransactional: 0 }) },
+    schedules: { available: false, list: async () => [] },
+    auth: createDashboardAuth({ token, publicReads }),
+    ops: {
+      health: () => ({ status: 200, body: { status: 'ok' } }),
+      ready: async () => ({ status: 200, body: { status: 'ready' } }),
+      metrics: async () => ({ contentType: 'text/plain; version=0.0.4', text: 'up 1\n' })
+    }
+  });
+  return { app, changes };
+}
+
+const bearer = (token = TOKEN) => ({ authorization: `Bearer ${token}` });
+
+test('control actions without the token, with a wrong one, or with none configured get 401 and change nothing', async (t) => {
+  const { app, changes } = dashboard();
+  t.after(() => app.close());
+  for (const headers of [{}, bearer('wrong-token-wrong-token'), { authorization: TOKEN }, { authorization: 'Basic Zm9vOmJhcg==' }]) {
+    for (const action of ['pause', 'resume', 'cancel']) {
+      const answer = await app.inject({ method: 'POST', url: `/api/campaigns/c-1/${action}`, headers });
+      assert.equal(answer.statusCode, 401, `${action} with ${JSON.stringify(headers)}`);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer/);
+    }
+  }
+  // The router decodes the path before matching, so these reach the control routes too;
+  // the check must hold for them (it goes by the matched route, not the URL text).
+  for (const url of ['/%61pi/campaigns/c-1/pause', '/a%70i/campaigns/c-1/cancel', '/api/campaigns/c-1/%70ause', '/api/campaigns/c-1/pause?x=/']) {
+    const answer = await app.inject({ method: 'POST', url });
+    assert.equal(answer.statusCode, 401, url);
+  }
+  assert.deepEqual(changes, []);
+
+  const off = dashboard({ token: null });
+  t.after(() => off.app.close());
+  const refused = await off.app.inject({ method: 'POST', url: '/api/campaigns/c-1/pause', headers: bearer() });
+  assert.equal(refused.statusCode, 401);
+  assert.match(refused.json().error, /DASHBOARD_TOKEN is not set/);
+  assert.deepEqual(off.changes, []);
+});
+
+test('with the token, control actions change the campaign; wrong states and unknown campaigns are told apart', async (t) => {
+  const { app, changes } = dashboard();
+  t.after(() => app.close());
+  const paused = await app.inject({ method: 'POST', url: '/api/campaigns/c-1/pause', headers: bearer() });
+  assert.equal(paused.statusCode, 200);
+  assert.deepEqual(paused.json(), { id: 'c-1', state: 'paused' });
+  assert.equal((await app.inject({ method: 'POST', url: '/api/campaigns/c-1/resume', headers: bearer() })).statusCode, 409);
+  assert.equal((await app.inject({ method: 'POST', url: '/api/campaigns/missing/cancel', headers: bearer() })).statusCode, 404);
+  assert.equal((await app.inject({ method: 'POST', url: '/api/campaigns/bad%20id/cancel', headers: bearer() })).statusCode, 400);
+  assert.deepEqual(changes, ['pause c-1']);
+});
+
+test('reads are open by default; DASHBOARD_PUBLIC=false asks for the token for the API and /metrics', async (t) => {
+  const open = dashboard();
+  t.after(() => open.app.close());
+  const overview = await open.app.inject({ url: '/api/overview' });
+  assert.equal(overview.statusCode, 200);
+  const [row] = overview.json().campaigns;
+  // The numbers are campaign-progress.js's, with the pace measured from the samples (23 in 4 s).
+  assert.equal(row.delivered, 40);
+  assert.equal(row.processed, 43);
+  assert.ok(Math.abs(row.achievedRate - 5.75) < 0.01, String(row.achievedRate));
+  assert.equal((await open.app.inject({ url: '/metrics' })).statusCode, 200);
+  assert.match(String(overview.headers['content-security-policy']), /script-src 'self'/);
+
+  const closed = dashboard({ publicReads: false });
+  t.after(() => closed.app.close());
+  for (const url of ['/api/overview', '/api/campaigns/c-1/series', '/metrics', '/%61pi/overview', '/%6detrics']) {
+    assert.equal((await closed.app.inject({ url })).statusCode, 401, url);
+    assert.equal((await closed.app.inject({ method: 'HEAD', url })).statusCode, 401, `HEAD ${url}`);
+    assert.equal((await closed.app.inject({ url, headers: bearer() })).statusCode, 200, url);
+  }
+  // The page, its assets and the probes never need the token: they hold no campaign data.
+  for (const url of ['/', '/assets/dashboard.js', '/assets/uPlot.iife.min.js', '/healthz', '/readyz']) {
+    assert.equal((await closed.app.inject({ url })).statusCode, 200, url);
+  }
+  assert.equal((await closed.app.inject({ url: '/assets/..%2Fdashboard-server.js' })).statusCode, 404);
+});
+
+test('the chart gives each sample its send rate and the governor decision in force then', () => {
+  const points = [
+    { t: 10_000, processed: 0, rateLimit: 50 },
+    { t: 12_000, processed: 100, rateLimit: 50 },
+    { t: 14_000, processed: 180, rateLimit: 40 },
+    { t: 60_000, processed: 200, rateLimit: 40 }
+  ];
+  const decisions = [
+    { t: 9_000, p95Ms: 120, sloMs: 400, rate: 50, reason: 'plan' },
+    { t: 13_000, p95Ms: null, sloMs: 400, rate: 40, reason: 'stale' }
+  ];
+  assert.deepEqual(chartSeries(points, decisions), {
+    t: [10_000, 12_000, 14_000, 60_000],
+    sendRate: [null, 50, 40, 0.43],
+    rateLimit: [50, 50, 40, 40],
+    // The last sample is 47 s after the last decision: the governor is gone, nothing is drawn.
+    p95Ms: [120, 120, null, null],
+    sloMs: [400, 400, 400, null]
+  });
+  // Polling for what is new: the sample at `since` only serves as the predecessor.
+  assert.deepEqual(chartSeries(points.slice(1, 3), decisions, { since: 12_000 }).sendRate, [40]);
+});
+
+test('the achieved rate spans the last 5 s of samples and is unknown when they are stale', () => {
+  const now = 100_000;
+  const samples = [0, 2, 4, 6].map((s) => ({ t: now - 6000 + s * 1000, processed: s * 30, rateLimit: 30 }));
+  assert.equal(achievedRate(samples, now), 30);
+  assert.equal(achievedRate(samples, now + 60_000), null);
+  assert.equal(achievedRate(samples.slice(-1), now), null);
+});
+
+test('dashboard and metrics variables are validated', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.metricsPort, null, 'no metrics server unless METRICS_PORT is set');
+  assert.deepEqual({ ...config.dashboard }, { token: null, publicReads: true });
+  const set = loadConfig({ PORT: '5000', METRICS_PORT: '0', DASHBOARD_TOKEN: TOKEN, DASHBOARD_PUBLIC: 'false' });
+  assert.deepEqual([set.port, set.metricsPort, set.dashboard.token, set.dashboard.publicReads], [5000, 0, TOKEN, false]);
+  for (const [name, value] of [['PORT', 'web'], ['METRICS_PORT', '70000'], ['DASHBOARD_TOKEN', 'short'], ['DASHBOARD_TOKEN', 'has a space in it, sixteen+'], ['DASHBOARD_PUBLIC', 'yes']]) {
+    assert.throws(() => loadConfig({ [name]: value }), (error) => /** @type {any} */ (error).code === 'PUSH_ERR_CONFIG' && /** @type {Error} */ (error).message.startsWith(`${name} `), `${name}=${value}`);
+  }
+});
