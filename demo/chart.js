@@ -1,6 +1,7 @@
 // A self-contained SVG chart of one demo run: stacked panels over a shared time axis
 // (seconds since the campaign started; the warm-up before it is shaded). Inline styles, no
 // fonts or scripts to load, like the simulator's charts (sim/chart.js).
+import { niceStep, niceCeil, escapeXml } from '../sim/svg.js';
 
 /**
  * @typedef {object} Line
@@ -38,19 +39,19 @@ export function renderDemoChart({ title, subtitle, xFrom, xTo, panels }) {
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
-    `<text x="${LEFT}" y="22" font-size="15" font-weight="bold">${escape(title)}</text>`,
-    `<text x="${LEFT}" y="40" fill="#444">${escape(subtitle)}</text>`
+    `<text x="${LEFT}" y="22" font-size="15" font-weight="bold">${escapeXml(title)}</text>`,
+    `<text x="${LEFT}" y="40" fill="#444">${escapeXml(subtitle)}</text>`
   ];
   const xStep = niceStep(xTo - xFrom);
   panels.forEach((panel, i) => {
     const top = TOP + i * (PANEL + GAP);
     const y = (/** @type {number} */ v) => top + PANEL - (Math.max(0, Math.min(v, panel.yMax)) / panel.yMax) * PANEL;
-    out.push(`<text x="${LEFT}" y="${top - 22}" fill="#222" font-weight="bold">${escape(panel.title)}</text>`);
+    out.push(`<text x="${LEFT}" y="${top - 22}" fill="#222" font-weight="bold">${escapeXml(panel.title)}</text>`);
     // Legend under the title.
     let lx = LEFT;
     for (const line of [...panel.lines, ...(panel.levels ?? []).map((l) => ({ ...l, colour: l.colour ?? '#555', dash: l.dash ?? '2 3', points: [] }))]) {
       out.push(`<line x1="${lx}" y1="${top - 10}" x2="${lx + 16}" y2="${top - 10}" stroke="${line.colour}" stroke-width="2"${line.dash ? ` stroke-dasharray="${line.dash}"` : ''}/>`);
-      out.push(`<text x="${lx + 20}" y="${top - 6}" fill="#333">${escape(line.label)}</text>`);
+      out.push(`<text x="${lx + 20}" y="${top - 6}" fill="#333">${escapeXml(line.label)}</text>`);
       lx += 30 + line.label.length * 5.6;
     }
     if (xFrom < 0) out.push(`<rect x="${x(xFrom)}" y="${top}" width="${(x(0) - x(xFrom)).toFixed(1)}" height="${PANEL}" fill="#f3f3f3"/>`);
@@ -86,26 +87,10 @@ function polyline(line, x, y) {
   return `<polyline fill="none" stroke="${line.colour}" stroke-width="${line.width ?? 1.5}" stroke-linejoin="round"${line.dash ? ` stroke-dasharray="${line.dash}"` : ''} points="${points.join(' ')}"/>`;
 }
 
-/** A round step giving about 4-8 ticks up to max. @param {number} max */
-export function niceStep(max) {
-  const raw = max / 6;
-  const p = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
-  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
-  return 10 * p;
-}
 
-/** A round number at or above v, on the grid niceStep draws. @param {number} v */
-export function niceCeil(v) {
-  const step = niceStep(v);
-  return Math.ceil(v / step) * step;
-}
 
 /** @param {number} v */
 function format(v) {
   return Number.isInteger(v) ? String(v) : v.toFixed(1);
 }
 
-/** @param {string} s */
-function escape(s) {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}

@@ -1,7 +1,8 @@
 // What the demo prints and writes: one live line per governor decision, the verdict on what
 // it promised, a JSON summary and the chart.
 import { cpus } from 'node:os';
-import { renderDemoChart, niceCeil } from './chart.js';
+import { renderDemoChart } from './chart.js';
+import { niceCeil } from '../sim/svg.js';
 import { rateAtP95 } from './gateway.js';
 import { windowsOf, sloShare, secondsSeries, responsesPerSecond } from './report.js';
 import { DEMO } from './settings.js';

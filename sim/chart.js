@@ -1,6 +1,7 @@
 // Hand-written SVG charts of simulator runs: send rate, gateway load against capacity, and
 // p95 against the SLO over time, one line per run. Self-contained (inline styles, no fonts
 // or scripts to load), so they render on GitHub and in any browser.
+import { niceStep, niceCeil, escapeXml } from './svg.js';
 
 /** @typedef {import('./simulate.js').Series} Series */
 
@@ -36,7 +37,7 @@ export function renderChart({ title, runs, sloP95Ms, xMaxSeconds }) {
   const out = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`);
   out.push(`<rect width="${WIDTH}" height="${height}" fill="#fff"/>`);
-  out.push(`<text x="${LEFT}" y="20" font-size="15" font-weight="bold">${escape(title)}</text>`);
+  out.push(`<text x="${LEFT}" y="20" font-size="15" font-weight="bold">${escapeXml(title)}</text>`);
   // Legend.
   let lx = LEFT;
   for (const run of runs) {
@@ -44,7 +45,7 @@ export function renderChart({ title, runs, sloP95Ms, xMaxSeconds }) {
     const continues = (run.series.t.at(-1) ?? 0) > xMax;
     const label = continues ? `${run.label} (continues past the chart)` : run.label;
     out.push(`<line x1="${lx}" y1="40" x2="${lx + 18}" y2="40" stroke="${colour}" stroke-width="2.5"/>`);
-    out.push(`<text x="${lx + 23}" y="44">${escape(label)}</text>`);
+    out.push(`<text x="${lx + 23}" y="44">${escapeXml(label)}</text>`);
     lx += 34 + label.length * 6.2;
   }
 
@@ -61,10 +62,10 @@ export function renderChart({ title, runs, sloP95Ms, xMaxSeconds }) {
   // Panel 2: gateway load against capacity.
   const p2 = TOP + PANEL + GAP;
   const capMax = first ? Math.max(...first.capacity) : 1;
-  const loadMax = niceCeil(1.6 * capMax);
+  const loadMax = niceCeil(1.6 * capMax, 1);
   const yLoad = (/** @type {number} */ v) => p2 + PANEL - (Math.min(v, loadMax) / loadMax) * PANEL;
   panelFrame(out, p2, 'requests/s arriving at the gateway; dashed: its capacity at full CPU, dotted: the load at which p95 meets the SLO');
-  for (let v = 0; v <= loadMax; v += niceStep(loadMax)) tick(out, yLoad(v), format(v));
+  for (let v = 0; v <= loadMax; v += niceStep(loadMax, 1)) tick(out, yLoad(v), format(v));
   if (first) {
     out.push(polyline(first.t, first.capacity, x, yLoad, '#555', xMax, '6 4'));
     out.push(polyline(first.t, first.sloCapacity, x, yLoad, '#555', xMax, '2 3'));
@@ -83,7 +84,7 @@ export function renderChart({ title, runs, sloP95Ms, xMaxSeconds }) {
 
   // Time axis (minutes) under the last panel.
   const axisY = p3 + PANEL;
-  const stepMinutes = niceStep(xMax / 60);
+  const stepMinutes = niceStep(xMax / 60, 1);
   for (let m = 0; m * 60 <= xMax; m += stepMinutes) {
     const px = x(m * 60);
     for (const p of [p1, p2, p3]) out.push(`<line x1="${px.toFixed(1)}" y1="${p}" x2="${px.toFixed(1)}" y2="${p + PANEL}" stroke="#eee"/>`);
@@ -96,7 +97,7 @@ export function renderChart({ title, runs, sloP95Ms, xMaxSeconds }) {
   /** @param {string[]} o @param {number} top @param {string} label */
   function panelFrame(o, top, label) {
     o.push(`<rect x="${LEFT}" y="${top}" width="${plotWidth}" height="${PANEL}" fill="none" stroke="#999"/>`);
-    o.push(`<text x="${LEFT}" y="${top - 6}" fill="#333">${escape(label)}</text>`);
+    o.push(`<text x="${LEFT}" y="${top - 6}" fill="#333">${escapeXml(label)}</text>`);
   }
   /** @param {string[]} o @param {number} y @param {string} label */
   function tick(o, y, label) {
@@ -125,26 +126,10 @@ function polyline(ts, values, x, y, colour, xMax, dash) {
   return `<polyline fill="none" stroke="${colour}" stroke-width="1.4" stroke-linejoin="round"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${points.join(' ')}"/>`;
 }
 
-/** A round step giving 4-8 ticks up to max. @param {number} max */
-function niceStep(max) {
-  const raw = max / 6;
-  const p = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
-  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return Math.max(m * p, 1);
-  return 10 * p;
-}
 
-/** @param {number} v */
-function niceCeil(v) {
-  const step = niceStep(v);
-  return Math.ceil(v / step) * step;
-}
 
 /** @param {number} v */
 function format(v) {
   return v >= 1000 ? `${v / 1000}k` : String(v);
 }
 
-/** @param {string} s */
-function escape(s) {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}

@@ -3,6 +3,20 @@ import assert from 'node:assert/strict';
 import { loadConfig, redactUrl, DEFAULTS } from '../../config/index.js';
 import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../../shared/pacing/controller-options.js';
 
+/**
+ * Each variable, set alone to its bad value, is rejected with a ConfigError whose message starts with its name.
+ * @param {Record<string, string>} cases
+ */
+function assertEachNamed(cases) {
+  for (const [name, value] of Object.entries(cases)) {
+    assert.throws(() => loadConfig({ [name]: value }), (error) => {
+      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_CONFIG');
+      assert.match(/** @type {Error} */ (error).message, new RegExp(`^${name} `));
+      return true;
+    }, name);
+  }
+}
+
 test('defaults give a local setup on the bundled emulator', () => {
   const config = loadConfig({});
   assert.equal(config.redisUrl, DEFAULTS.REDIS_URL);
@@ -26,13 +40,7 @@ test('each bad variable is named in the error', () => {
     DATABASE_URL: 'mysql://x', SNS_ENDPOINT: 'ftp://x', KEY_PREFIX: 'a b', AMQP_URL: 'http://x',
     GATEWAY_METRICS: 'graphite', TRANSACTIONAL_SHARE: '1.5', INGEST_CONCURRENCY: '0', EVENTS_ROUTING_KEYS: 'a b'
   };
-  for (const [name, value] of Object.entries(cases)) {
-    assert.throws(() => loadConfig({ [name]: value }), (error) => {
-      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_CONFIG');
-      assert.match(/** @type {Error} */ (error).message, new RegExp(`^${name} `));
-      return true;
-    }, name);
-  }
+  assertEachNamed(cases);
 });
 
 test('passwords never appear in messages', () => {
@@ -68,12 +76,6 @@ test('each bad PACING_* variable is named in the error', () => {
     PACING_OPEN_DELAY_MEDIAN_MS: '1.5', PACING_SESSION_MS: '0', PACING_MIN_RATE: '-1', PACING_MAX_RATE: '0',
     PACING_METRICS_WINDOW_MS: '1500', PACING_METRICS_LAG_MS: '-5'
   };
-  for (const [name, value] of Object.entries(cases)) {
-    assert.throws(() => loadConfig({ [name]: value }), (error) => {
-      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_CONFIG');
-      assert.match(/** @type {Error} */ (error).message, new RegExp(`^${name} `));
-      return true;
-    }, name);
-  }
+  assertEachNamed(cases);
   assert.throws(() => loadConfig({ PACING_MIN_RATE: '50', PACING_MAX_RATE: '10' }), /^ConfigError: PACING_MIN_RATE must not be above PACING_MAX_RATE/);
 });
