@@ -5,4 +5,4 @@ import { runProcessType } from '../shared/lifecycle.js';
 import { startScheduler } from '../shared/scheduler/scheduler-process.js';
 import { scheduledSend } from './cli/schedule.js';
 
-await runProcessType('scheduler', process.env, (config, logger) => startScheduler(config, logger, scheduledSend), { clustered: false });
+await runProcessType('scheduler', process.env, (config, logger, ops) => startScheduler(config, logger, scheduledSend, ops), { clustered: false });

@@ -156,6 +156,21 @@ export function eventMetrics(registry) {
 }
 
 /**
+ * Scheduled fires this scheduler process recorded, by outcome (skipped includes fires
+ * missed under the skip policy and catch-up's superseded ones).
+ * @param {MetricsRegistry} registry
+ */
+export function schedulerMetrics(registry) {
+  return group(registry, 'scheduler', (registers) => ({
+    fires: new Counter({
+      name: 'pushpace_schedule_fires_total',
+      help: 'Scheduled fires recorded by this scheduler, by outcome: launched (a campaign was created), skipped (missed or superseded), failed.',
+      labelNames: ['outcome'], registers
+    })
+  }));
+}
+
+/**
  * The governor's pacing controller and the gateway reading it decided on. NaN until the
  * first decision (and gateway values NaN while metrics are unavailable).
  * @param {MetricsRegistry} registry

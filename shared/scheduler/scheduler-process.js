@@ -5,6 +5,8 @@ import cron from 'node-cron';
 import { createRedis, assertRedisReachable } from '../redis.js';
 import { createCampaignStore } from '../campaign-store.js';
 import { rabbitmqCheck, redisCheck } from '../metrics/readiness.js';
+import { schedulerMetrics } from '../metrics/registry.js';
+import { detachedOps } from '../metrics/ops-server.js';
 import { createScheduleStore } from './schedule-store.js';
 import { createScheduler } from './scheduler.js';
 
@@ -13,8 +15,11 @@ import { createScheduler } from './scheduler.js';
  * @param {import('../../config/index.js').Config} config
  * @param {import('pino').Logger} logger
  * @param {(deps: { config: import('../../config/index.js').Config, logger: import('pino').Logger, redis: import('../redis.js').PushRedis }) => Promise<import('./scheduler.js').Launch>} createLaunch
+ * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startScheduler(config, logger, createLaunch) {
+export async function startScheduler(config, logger, createLaunch, ops = detachedOps('scheduler')) {
+  const { fires } = schedulerMetrics(ops.registry);
+  for (const outcome of ['launched', 'skipped', 'failed']) fires.inc({ outcome }, 0);
   const redis = createRedis(config.redisUrl, { name: 'pushpace:scheduler' });
   await assertRedisReachable(redis, config.redisUrl);
   const scheduler = createScheduler({
@@ -23,7 +28,8 @@ export async function startScheduler(config, logger, createLaunch) {
     launch: await createLaunch({ config, logger, redis }),
     logger,
     leaseMs: config.scheduler.leaseMs,
-    toleranceMs: config.scheduler.toleranceMs
+    toleranceMs: config.scheduler.toleranceMs,
+    onFire: (outcome) => fires.inc({ outcome })
   });
   // node-cron only paces the ticks (every second, on the second): which fires are due,
   // in which time zone and across daylight-saving changes, the core works out itself.

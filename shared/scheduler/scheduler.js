@@ -51,14 +51,26 @@ const RETRY_BASE_MS = 1000;
  * @param {number} [options.leaseMs]       how long a claim survives its holder (SCHEDULER_LEASE_MS)
  * @param {number} [options.toleranceMs]   how late a fire still counts as on time (SCHEDULER_TOLERANCE_SECONDS)
  * @param {string} [options.holderId]      unique per process
+ * @param {(state: 'launched' | 'skipped' | 'failed') => void} [options.onFire]  told each outcome this scheduler records (metrics)
  */
 export function createScheduler({
   store, campaigns, launch, logger, now = Date.now, leaseMs = 30_000, toleranceMs = 60_000,
-  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, onFire
 }) {
   if (!(toleranceMs > leaseMs)) {
     throw new RangeError(`toleranceMs (${toleranceMs}) must exceed leaseMs (${leaseMs}): a fire whose scheduler died must be taken over in time`);
   }
+  /**
+   * Records a fire's outcome (finish-fire.lua) and tells onFire when it was this call that recorded it.
+   * @param {Schedule} schedule @param {number} fire
+   * @param {Parameters<ScheduleStore['finishFire']>[2]} outcome
+   */
+  async function recordFire(schedule, fire, outcome) {
+    const result = await store.finishFire(schedule, fire, outcome);
+    if (result === 'ok') onFire?.(outcome.state);
+    return result;
+  }
+
   /** Schedules this process is working on: a slow launch does not hold up other schedules' fires. */
   /** @type {Map<string, Promise<void>>} */
   const inFlight = new Map();
@@ -154,7 +166,7 @@ export function createScheduler({
     const log = logger.child({ scheduleId: schedule.id, fireAt: iso(fire) });
     if (skipReason !== null) {
       // Most skips need no claim: record it unless a scheduler claimed the fire before.
-      const result = await store.finishFire(schedule, fire, { holder: holderId, state: 'skipped', reason: skipReason, now: now(), onlyIfUnclaimed: true });
+      const result = await recordFire(schedule, fire, { holder: holderId, state: 'skipped', reason: skipReason, now: now(), onlyIfUnclaimed: true });
       if (result === 'ok') log.warn({ reason: skipReason, lateMs: late }, 'fire skipped');
       if (result === 'busy') return 'wait';
       if (result === 'gone') return 'gone';
@@ -169,7 +181,7 @@ export function createScheduler({
     const campaignId = campaignIdFor(schedule.id, fire);
     const hold = holdClaim(schedule, fire, claimSentAt);
     /** @param {'launched' | 'skipped' | 'failed'} state @param {string} reason @param {string} [id] */
-    const finish = (state, reason, id = campaignId) => store.finishFire(schedule, fire, { holder: holderId, state, campaignId: id, reason, now: now() });
+    const finish = (state, reason, id = campaignId) => recordFire(schedule, fire, { holder: holderId, state, campaignId: id, reason, now: now() });
     try {
       // A campaign with this id means an earlier attempt, whose scheduler died, got that far.
       const existing = await campaigns.get(campaignId);

@@ -197,7 +197,8 @@ test('every process type serves valid Prometheus metrics with its own families, 
     if (type === 'release' || targets[type]) continue;
     const entry = command.split(' ')[1];
     processes[type] = await startProcessType(entry, { ...stack.env, METRICS_PORT: '0' }, 'metrics and health server listening');
-    targets[type] = { port: processes[type].opsPort, families: ['pushpace_process_info', 'process_cpu_seconds_total'] };
+    const own = type === 'scheduler' ? ['pushpace_schedule_fires_total'] : [];
+    targets[type] = { port: processes[type].opsPort, families: ['pushpace_process_info', 'process_cpu_seconds_total', ...own] };
     await waitFor(async () => (await fetch(`http://127.0.0.1:${targets[type].port}/readyz`)).status === 200, { timeoutMs: 10_000, what: `${type} to be ready` });
   }
   assert.deepEqual(Object.keys(targets).sort(), procfile.map(([type]) => type).filter((type) => type !== 'release').sort());

@@ -43,6 +43,8 @@ function world() {
   const clock = { now: 0 };
   /** @type {string[]} every launch, in order (a campaign id twice would be a duplicate) */
   const launches = [];
+  /** @type {string[]} every outcome an instance recorded (onFire: what the metrics count) */
+  const recorded = [];
 
   /** The stub launch: creates and "enqueues" the campaign after a random short delay. @type {import('../../shared/scheduler/scheduler.js').Launch} */
   const launch = async ({ campaignId, signal }) => {
@@ -62,7 +64,7 @@ function world() {
     const own = connect();
     return createScheduler({
       store: createScheduleStore(own, config), campaigns: createCampaignStore(own, config), launch, logger,
-      now: () => clock.now + skew(), leaseMs, toleranceMs
+      now: () => clock.now + skew(), leaseMs, toleranceMs, onFire: (state) => recorded.push(state)
     });
   };
 
@@ -77,7 +79,7 @@ function world() {
     return spec;
   };
 
-  return { prefix, redis, store, campaigns, clock, launches, launch, instance, add };
+  return { prefix, redis, store, campaigns, clock, launches, recorded, launch, instance, add };
 }
 
 /** @param {string} iso */
@@ -126,6 +128,7 @@ test('3 schedulers over 20 fires: each fire makes exactly one campaign; restarts
   assert.equal(records.length, 20);
   assert.ok(records.every((r) => r.state === 'launched' && r.attempts === 1), JSON.stringify(records.filter((r) => r.state !== 'launched')));
   assert.equal((await w.store.require('digest')).after, expected[19], 'the cursor is at the last fire');
+  assert.deepEqual(w.recorded, Array(20).fill('launched'), 'each outcome reported once, by the scheduler that recorded it');
 });
 
 test('a scheduler that died holding a fire: another one takes it over once the claim lapses, and launches it once', async () => {

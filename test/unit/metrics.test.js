@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createMetricsRegistry, bucketMetrics, campaignMetrics, controllerMetrics, dependencyMetrics, eventMetrics, exposition, queueMetrics, sendMetrics } from '../../shared/metrics/registry.js';
+import { createMetricsRegistry, bucketMetrics, campaignMetrics, controllerMetrics, dependencyMetrics, eventMetrics, exposition, queueMetrics, schedulerMetrics, sendMetrics } from '../../shared/metrics/registry.js';
 import { observeController } from '../../shared/metrics/controller-metrics.js';
 import { createReadiness } from '../../shared/metrics/readiness.js';
 import { validateExposition, sampleValue } from '../support/exposition-format.js';
@@ -84,7 +84,7 @@ test('a readiness check that hangs fails after its timeout, and one stuck probe 
 
 test('the Grafana dashboard and docs/observability.md name only metrics that exist, and the docs list them all', async () => {
   const registry = createMetricsRegistry('any');
-  for (const group of [sendMetrics, bucketMetrics, queueMetrics, campaignMetrics, eventMetrics, controllerMetrics, dependencyMetrics]) group(registry);
+  for (const group of [sendMetrics, bucketMetrics, queueMetrics, campaignMetrics, eventMetrics, schedulerMetrics, controllerMetrics, dependencyMetrics]) group(registry);
   const defined = new Set(registry.getMetricsAsArray().map((m) => m.name).filter((name) => name.startsWith('pushpace_')));
   const root = new URL('../../', import.meta.url);
   const grafana = readFileSync(new URL('docs/grafana-dashboard.json', root), 'utf8');
