@@ -63,6 +63,8 @@ export function createGovernor({
   const journalLength = Math.max(1, Math.ceil(journalMs / tickMs));
   // Renewing three times per TTL leaves two chances for a slow or failed renew.
   const renewMs = Math.max(1, Math.floor(leaseTtlMs / 3));
+  // How long a lease changes hands in: a successor's first tick comes this soon after the last entry.
+  const handoverSlackMs = leaseTtlMs + 2 * tickMs;
 
   let stopped = true;
   /** Whether we believe Redis holds our id; lease.valid() adds the local deadline. */
@@ -144,8 +146,23 @@ export function createGovernor({
   async function replayJournal() {
     try {
       const at = now();
-      const entries = /** @type {JournalEntry[]} */ ((await redis.lrange(keys.governorJournal, 0, -1)).map((line) => JSON.parse(line)))
-        .filter((e) => e.now >= at - journalMs);
+      /** @type {JournalEntry[]} */
+      const entries = [];
+      let skipped = 0;
+      let newest = -Infinity;
+      for (const line of await redis.lrange(keys.governorJournal, 0, -1)) {
+        const entry = parseJournalEntry(line);
+        // One bad line (a partial write, a hand edit, an older format) must not cost the rest.
+        // Entries out of order, or ahead of our clock by more than a handover's slack (a
+        // clock far off: ours or the writer's), are skipped: replayed, they would move the
+        // controller's time past ours, and it would drop the sends it is then told of.
+        if (!entry || entry.now <= newest || entry.now < at - journalMs || entry.now > at + handoverSlackMs) {
+          skipped++;
+          continue;
+        }
+        newest = entry.now;
+        entries.push(entry);
+      }
       const unseen = entries.filter((e) => e.now > lastSeenNow);
       for (const { granted, ...observation } of unseen) {
         if (controller.replay) controller.replay(observation);
@@ -155,7 +172,8 @@ export function createGovernor({
       // Sends since the last entry are counted into the first tick only across a handover;
       // after a longer gap (no governor ran) they would pile up in one time bin.
       const last = entries.at(-1);
-      if (last && at - last.now <= leaseTtlMs + 2 * tickMs) lastGranted = last.granted;
+      if (last && at - last.now <= handoverSlackMs) lastGranted = last.granted;
+      if (skipped > 0) logger.warn({ holderId, skipped }, 'governor journal entries skipped: unreadable, out of order or out of range');
       if (unseen.length > 0) logger.info({ holderId, replayed: unseen.length, from: unseen[0].now, to: lastSeenNow }, 'governor journal replayed');
     } catch (error) {
       logger.warn({ err: error, holderId }, 'replaying the governor journal failed; the controller starts from what it knows');
@@ -244,3 +262,22 @@ export function createGovernor({
 }
 
 /** @typedef {ReturnType<typeof createGovernor>} Governor */
+
+/**
+ * A journal line as an entry, or null when it is not one: not JSON, or a field the
+ * controller would refuse (it throws on a bad `now` or `sent`) or the send count needs.
+ * @param {string} line
+ * @returns {JournalEntry | null}
+ */
+function parseJournalEntry(line) {
+  let entry;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (!entry || typeof entry !== 'object') return null;
+  const { now, sent, granted } = entry;
+  if (!Number.isFinite(now) || !Number.isFinite(sent) || sent < 0 || !Number.isFinite(granted) || granted < 0) return null;
+  return { now, sent, granted, gateway: entry.gateway ?? null };
+}

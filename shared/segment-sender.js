@@ -268,7 +268,9 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     const { sleep, wake } = createWakeableSleep();
     wakers.add(wake);
     try {
-      await sleep(dueAt - Date.now());
+      // One sleep lasts at most MAX_SLEEP_MS (send-timing.js), less than EARLY_HOLD_MS:
+      // keep sleeping until the release, or a segment held 1 s would go out 750 ms early.
+      while (!stopping && Date.now() < dueAt) await sleep(dueAt - Date.now());
     } finally {
       wakers.delete(wake);
     }

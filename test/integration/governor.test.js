@@ -32,6 +32,9 @@ function connect() {
   return redis;
 }
 
+// The controllers' clock: one for every governor, as the wall clock is in production.
+let clock = 1_000_000;
+
 /**
  * An in-process governor on its own Redis connection, logging into `lines`.
  * @param {string} prefix
@@ -54,7 +57,6 @@ function startGovernor(prefix, { rate = 42, ttlMs = 1000, tickMs = 100, maxRate,
     },
     ...(snapshot ? { snapshot: () => ({ capacityRps: 900 }) } : {})
   };
-  let clock = 1_000_000;
   const governor = createGovernor({
     redis, keyPrefix: prefix, bucket, controller, readGateway, logger, tickMs, maxRate,
     leaseTtlMs: ttlMs, now: () => (clock += tickMs)
@@ -146,6 +148,32 @@ test('a governor taking over replays the journal and counts the sends made acros
   assert.equal(first.observations.reduce((n, o) => n + o.sent, 0), 4);
   assert.equal(second.observations[first.observations.length].sent, 5, 'its first decision counts the sends made across the handover');
   assert.equal(second.ticks()[0].sent, 5);
+});
+
+test('a journal with bad lines and entries from a clock far ahead: the rest is replayed, nothing aborts', async () => {
+  const prefix = newPrefix();
+  const redis = connect();
+  const journal = redisKeys(prefix).governorJournal;
+  const gateway = { p95Ms: 200, p99Ms: 260, errorRatio: 0, rps: 500 };
+  const base = clock; // the successor's first reading is clock + tickMs, after every good entry
+  const good = [1, 2, 3].map((i) => ({ now: base - 400 + 100 * i, sent: i, gateway }));
+  await redis.rpush(journal,
+    JSON.stringify({ ...good[0], granted: 10 }),
+    '{"now": 12, "sent": 1, "gat', // a torn line
+    JSON.stringify({ ...good[1], granted: 12 }),
+    JSON.stringify({ now: 'yesterday', sent: 1, gateway, granted: 12 }), // the controller would throw on it
+    'null',
+    JSON.stringify({ ...good[2], granted: 15 }),
+    JSON.stringify({ now: base + 3_600_000, sent: 99, gateway, granted: 16 })); // a writer with its clock an hour ahead
+  await redis.hset(redisKeys(prefix).bucket, 'granted', 21);
+
+  const g = startGovernor(prefix, { tickMs: 100, readGateway: async () => gateway });
+  await waitFor(async () => g.ticks().length >= 1, { timeoutMs: 3000, what: 'a first tick' });
+  await g.governor.stop();
+  assert.deepEqual(g.observations.slice(0, 3), good, 'every readable entry in range was replayed, in order');
+  assert.ok(g.observations[3].now > good[2].now, 'the first live decision comes after what was replayed');
+  assert.equal(g.observations[3].sent, 6, 'sends counted on from the last good entry');
+  assert.ok(g.lines.some((l) => l.msg.startsWith('governor journal entries skipped') && l.skipped === 4), 'the skipped entries are reported');
 });
 
 test('maxRate caps what is written', async () => {
