@@ -15,12 +15,12 @@ const USAGE = `usage: pushctl <command> [options]
        [--deadline ISO8601] [--ttl 90m]     nothing is sent after it; unsent devices are counted as expired
   status ID [--watch] [--json]
   list [--json]
-  pause ID | resume ID | cancel ID
+  pause ID | resume ID | cancel ID [--json]
   rate [RATE] [--burst N] [--json]     show, or set for every worker at once
   db migrate                           create or update the devices table in DATABASE_URL
   schedule add ID --cron EXPR | --at TIME --timezone ZONE  and send's audience, message and options
-               [--missed skip|catch-up] [--grace 1h] [--json]       a scheduler process sends it
-  schedule list [--json] | show ID [--json] | pause ID | resume ID | remove ID
+               [--missed skip|catch-up] [--grace 1h] [--dry-run] [--json]   a scheduler process sends it
+  schedule list | show ID | pause ID | resume ID | remove ID   each with [--json]
 `;
 
 const OPTIONS = /** @type {const} */ ({
