@@ -17,14 +17,14 @@ import { detachedOps } from './metrics/ops-server.js';
  * @param {import('./metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startGovernor(config, logger, ops = detachedOps('governor')) {
-  const { kind, url, histogram } = config.gatewayMetrics;
+  const { kind, url } = config.gatewayMetrics;
   // Without metrics the controller can only hold the rate at its safe floor, which
   // would quietly cap every campaign: refuse to start instead.
   if (kind === 'none' || !url) {
     throw new ConfigError('GATEWAY_METRICS is not set: the governor needs a gateway metric source ' +
       '(prometheus-api, metrics-scrape or active-probe, at GATEWAY_METRICS_URL); without one, set the rate with pushctl rate');
   }
-  const metrics = createGatewayMetrics(kind === 'active-probe' ? { kind, url } : { kind, url, ...(kind === 'prometheus-api' ? { metric: histogram } : { histogram }) });
+  const metrics = createGatewayMetrics(gatewaySourceOptions(config));
   const redis = createRedis(config.redisUrl, { name: 'pushpace:governor' });
   await assertRedisReachable(redis, config.redisUrl);
   // Decisions as metrics and as the dashboard's gateway series (shared/metrics/).
@@ -60,4 +60,23 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       await redis.quit().catch(() => {});
     }
   };
+}
+
+/**
+ * The metric source's options, with its window matched to the controller's: each reading
+ * must cover one decision window. Prometheus's rate() needs two scrapes inside its range,
+ * so the PromQL range is never shorter than 30 s (two 15-s scrapes); a longer range only
+ * smooths the reading (PACING_METRICS_LAG_MS covers the extra age).
+ * @param {import('../config/index.js').Config} config
+ * @returns {import('./gateway-metrics/gateway-metrics.js').GatewayMetricsConfig}
+ */
+export function gatewaySourceOptions(config) {
+  const { kind, url, histogram } = config.gatewayMetrics;
+  const windowMs = config.pacing.controller.metricsWindowMs;
+  switch (kind) {
+    case 'prometheus-api': return { kind, url, metric: histogram, range: `${Math.max(30, Math.round(windowMs / 1000))}s` };
+    case 'metrics-scrape': return { kind, url, histogram };
+    case 'active-probe': return { kind, url, windowMs };
+    default: throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
+  }
 }

@@ -340,7 +340,9 @@ function databaseError(error, source, host) {
     if (sqlClass === '28' || error.code === '3D000') {
       return new ConfigError(`DATABASE_URL: ${message} (PostgreSQL at ${host})`, { cause: error });
     }
-    if (!UNAVAILABLE_CLASSES.has(sqlClass)) return new InputError(`${source}: ${message}`, { cause: error });
+    // 42P01 undefined_table: most often the devices table was never created here.
+    const hint = error.code === '42P01' && /relation "(\w+\.)?devices"/.test(message) ? ' (create it with: pushctl db migrate)' : '';
+    if (!UNAVAILABLE_CLASSES.has(sqlClass)) return new InputError(`${source}: ${message}${hint}`, { cause: error });
   }
   return new UnavailableError(`PostgreSQL at ${host} (DATABASE_URL) is unavailable: ${message}`, { cause: error });
 }

@@ -131,6 +131,8 @@ describe('readAudienceQuery', () => {
     await rejectsInput('SELECT * FORM devices', '--query: syntax error at or near "FORM"');
     await rejectsInput('SELECT nope, platform FROM devices', '--query: column "nope" does not exist');
     await rejectsInput('SELECT endpoint_arn, platform FROM no_such_table', '--query: relation "no_such_table" does not exist');
+    await rejectsInput('SELECT endpoint_arn, platform FROM no_such_schema.devices',
+      '--query: relation "no_such_schema.devices" does not exist (create it with: pushctl db migrate)');
     // An error part-way through the rows is the query's fault too.
     await rejectsInput(`SELECT endpoint_arn, platform, 1 / (id - id) AS boom FROM devices`, '--query: division by zero');
     const items = await collect(readAudienceQuery(pool, 'SELECT endpoint_arn, platform FROM devices ORDER BY id LIMIT 1'));
