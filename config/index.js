@@ -23,6 +23,7 @@ export const DEFAULTS = Object.freeze({
   SEGMENT_ATTEMPTS: 5,
   SEGMENT_LOCK_MS: 30_000,
   CONFIRM_THRESHOLD: 10_000,
+  CAMPAIGN_RETENTION_DAYS: 30,
   SNS_EMULATOR_PORT: 9911,
   SHUTDOWN_TIMEOUT_MS: 25_000,
   TRANSACTIONAL_SHARE: 0.1,
@@ -98,6 +99,9 @@ export function loadConfig(env) {
     segmentAttempts: read.integer('SEGMENT_ATTEMPTS', { min: 1, max: 100 }),
     segmentLockMs: read.integer('SEGMENT_LOCK_MS', { min: 1000, max: 600_000 }),
     confirmThreshold: read.integer('CONFIRM_THRESHOLD', { min: 0, max: 1_000_000_000 }),
+    // Days a finished campaign's keys stay in Redis (its outcome bitfield is 375 KB per million
+    // devices); 0 keeps them forever. Ten years at most: beyond that, say 0.
+    campaignRetentionDays: read.integer('CAMPAIGN_RETENTION_DAYS', { min: 0, max: 3650 }),
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', { min: 1000, max: 3_600_000 }),
     emulatorPort,
     logLevel: /** @type {import('pino').LevelWithSilent} */ (logLevel),

@@ -5,6 +5,10 @@
 // campaigns (a set), and the recently finished ones (a sorted set by finish time), so
 // metrics and the dashboard find a long-running campaign however many came after it.
 // pushctl, the workers and the dashboard all read them here.
+//
+// Retention: when a campaign reaches a final state, the script that puts it there gives
+// every key of it a TTL of CAMPAIGN_RETENTION_DAYS (0: kept forever). Its id stays in the
+// campaigns index until create() finds the hash gone; list() skips missing hashes meanwhile.
 import { randomBytes } from 'node:crypto';
 import { CampaignExistsError, InputError, NotFoundError } from './errors.js';
 import { redisKeys } from './redis.js';
@@ -47,10 +51,14 @@ import { redisKeys } from './redis.js';
 
 /** @typedef {import('./local-time.js').ReleaseGroup} ReleaseGroup */
 
-// Outcome codes in the bitfield; 0 is "none yet". Expired needs a fifth code, so
-// campaigns are created with 3 bits per device (375 KB per million devices); those
-// created before (no outcomeBits field) keep their 2-bit layout and never expire.
-const CODES = /** @type {const} */ ({ delivered: 1, disabled: 2, failed: 3, expired: 4 });
+// Outcome codes in the bitfield; 0 is "none yet". Expired and cancelled need a fifth and
+// sixth code, so campaigns are created with 3 bits per device (375 KB per million devices);
+// those created before (no outcomeBits field) keep their 2-bit layout, never expire, and
+// count their cancelled devices per segment instead (finish-segment.lua).
+const CODES = /** @type {const} */ ({ delivered: 1, disabled: 2, failed: 3, expired: 4, cancelled: 5 });
+// How many ids create() checks for a removed hash at once (the oldest first).
+const FORGET_BATCH = 100;
+const DAY_MS = 86_400_000;
 const OUTCOME_BITS = 3;
 const COUNTERS = ['total', 'segmentsTotal', 'segmentsDone', 'delivered', 'disabled', 'failed', 'cancelled', 'expired', 'skipped', 'duplicates',
   'excluded'];
@@ -62,10 +70,12 @@ export function newCampaignId() {
 
 /**
  * @param {PushRedis} redis
- * @param {{ keyPrefix: string }} config
+ * @param {{ keyPrefix: string, campaignRetentionDays?: number }} config
+ *   campaignRetentionDays: how long a finished campaign's keys are kept (0 or absent: forever)
  */
-export function createCampaignStore(redis, { keyPrefix }) {
+export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 0 }) {
   const keys = redisKeys(keyPrefix);
+  const retentionMs = Math.round(campaignRetentionDays * DAY_MS);
 
   /** @param {string} id */
   async function get(id) {
@@ -76,8 +86,21 @@ export function createCampaignStore(redis, { keyPrefix }) {
   /** @param {string} id */
   async function require(id) {
     const campaign = await get(id);
-    if (!campaign) throw new NotFoundError(`no campaign with id "${id}" (pushctl list shows them)`);
+    if (!campaign) throw new NotFoundError(notFoundMessage(id, campaignRetentionDays));
     return campaign;
+  }
+
+  /**
+   * Drops from the campaigns index ids whose hash has expired. Only a campaign created
+   * more than the retention ago can be gone (its TTL starts when it finishes), so only
+   * those, the oldest first, are checked.
+   * @param {number} now
+   */
+  async function forgetRemoved(now) {
+    if (retentionMs <= 0) return 0;
+    const ids = await redis.zrangebyscore(keys.campaigns, '-inf', `(${now - retentionMs}`, 'LIMIT', 0, FORGET_BATCH);
+    if (ids.length === 0) return 0;
+    return redis.forgetCampaigns(1 + ids.length, keys.campaigns, ...ids.map((id) => keys.campaign(id).hash), ...ids);
   }
 
   /**
@@ -88,7 +111,22 @@ export function createCampaignStore(redis, { keyPrefix }) {
    * @param {string} [error] stored with the change
    */
   function setState(id, to, from, error = '') {
-    return redis.setState(keys.campaign(id).hash, keys.activeCampaigns, keys.finishedCampaigns, to, error, ...from);
+    const k = keys.campaign(id);
+    return redis.setState(k.hash, keys.activeCampaigns, keys.finishedCampaigns, k.outcomes, k.failures, k.releases, k.leases, k.segments,
+      to, error, retentionMs, ...from);
+  }
+
+  /**
+   * finish-segment.lua for one campaign: every key it may give a TTL, then its arguments.
+   * @param {string} id
+   * @param {'segment' | 'enqueued'} mode
+   * @param {number} n the segment's index, or the segment count
+   * @param {number} dropped
+   */
+  function finish(id, mode, n, dropped) {
+    const k = keys.campaign(id);
+    return redis.finishSegment(k.hash, k.segments, keys.activeCampaigns, keys.finishedCampaigns, k.outcomes, k.failures, k.releases, k.leases,
+      mode, n, dropped, retentionMs);
   }
 
   /**
@@ -104,6 +142,20 @@ export function createCampaignStore(redis, { keyPrefix }) {
     return rows.map(([, hash]) => hash).filter((hash) => hash?.id).map(parseCampaign).sort((a, b) => b.createdAt - a.createdAt);
   }
 
+  /**
+   * Records outcomes once per device; returns how many were new.
+   * @param {string} id
+   * @param {SendOutcome[]} outcomes
+   */
+  async function recordOutcomes(id, outcomes) {
+    if (outcomes.length === 0) return 0;
+    const k = keys.campaign(id);
+    const args = [];
+    // The script reads the ARN only for disabled (the disabled set) and failed (the failures list).
+    for (const o of outcomes) args.push(o.seq, CODES[o.outcome], o.outcome === 'disabled' || o.outcome === 'failed' ? o.endpointArn : '', o.reason ?? '');
+    return redis.recordOutcomes(k.hash, k.outcomes, k.failures, keys.disabledEndpoints, ...args);
+  }
+
   /** The campaigns not finished (running, paused, cancelled and still winding down), newest first. */
   async function active() {
     return getMany(await redis.smembers(keys.activeCampaigns));
@@ -116,7 +168,7 @@ export function createCampaignStore(redis, { keyPrefix }) {
    */
   async function transition(id, to, from) {
     const old = await setState(id, to, from);
-    if (old === 'missing') throw new NotFoundError(`no campaign with id "${id}" (pushctl list shows them)`);
+    if (old === 'missing') throw new NotFoundError(notFoundMessage(id, campaignRetentionDays));
     if (!from.includes(/** @type {CampaignState} */ (old))) {
       throw new InputError(`campaign ${id} is ${old}; only a campaign that is ${from.join(' or ')} can be made ${to}`);
     }
@@ -149,6 +201,8 @@ export function createCampaignStore(redis, { keyPrefix }) {
       const created = await redis.createCampaign(keys.campaign(id).hash, keys.campaigns, keys.activeCampaigns, id, now,
         ...Object.entries(fields).flat());
       if (created !== 1) throw new CampaignExistsError(id);
+      // Housekeeping of the index, bounded: a campaign is created far less often than listed.
+      await forgetRemoved(Date.now());
       return require(id);
     },
 
@@ -221,23 +275,11 @@ export function createCampaignStore(redis, { keyPrefix }) {
      * @param {number} segmentsTotal
      */
     async markEnqueued(id, segmentsTotal) {
-      const k = keys.campaign(id);
-      return redis.finishSegment(k.hash, k.segments, keys.activeCampaigns, keys.finishedCampaigns, 'enqueued', segmentsTotal, 0);
+      return finish(id, 'enqueued', segmentsTotal, 0);
     },
 
-    /**
-     * Records outcomes once per device; returns how many were new.
-     * @param {string} id
-     * @param {SendOutcome[]} outcomes
-     */
-    async recordOutcomes(id, outcomes) {
-      if (outcomes.length === 0) return 0;
-      const k = keys.campaign(id);
-      const args = [];
-      // The script reads the ARN only for disabled (the disabled set) and failed (the failures list).
-      for (const o of outcomes) args.push(o.seq, CODES[o.outcome], o.outcome === 'disabled' || o.outcome === 'failed' ? o.endpointArn : '', o.reason ?? '');
-      return redis.recordOutcomes(k.hash, k.outcomes, k.failures, keys.disabledEndpoints, ...args);
-    },
+    /** Records outcomes once per device (recordOutcomes above). */
+    recordOutcomes,
 
     /**
      * Starts a pass over a segment: the new pass owns it from now on, and any
@@ -298,8 +340,23 @@ export function createCampaignStore(redis, { keyPrefix }) {
      * @param {number} dropped devices left unsent because the campaign was cancelled or failed
      */
     async finishSegment(id, index, dropped = 0) {
-      const k = keys.campaign(id);
-      return redis.finishSegment(k.hash, k.segments, keys.activeCampaigns, keys.finishedCampaigns, 'segment', index, dropped);
+      return finish(id, 'segment', index, dropped);
+    },
+
+    /**
+     * Drops a segment's devices left unsent because the campaign was cancelled (or failed),
+     * and marks the segment finished. A 3-bit campaign records each as cancelled (code 5),
+     * once per device whichever pass drops it, so delivered + disabled + failed + expired +
+     * cancelled = total exactly; a 2-bit campaign has no code for it and counts them on the
+     * segment, once per segment.
+     * @param {Pick<Campaign, 'id' | 'outcomeBits'>} campaign
+     * @param {number} index
+     * @param {{ seq: number, endpointArn: string }[]} devices
+     */
+    async dropSegment(campaign, index, devices) {
+      if (campaign.outcomeBits !== 3) return finish(campaign.id, 'segment', index, devices.length);
+      await recordOutcomes(campaign.id, devices.map(({ seq, endpointArn }) => ({ seq, endpointArn, outcome: /** @type {const} */ ('cancelled') })));
+      return finish(campaign.id, 'segment', index, 0);
     },
 
     /**
@@ -326,6 +383,19 @@ export function createCampaignStore(redis, { keyPrefix }) {
 }
 
 /** @typedef {ReturnType<typeof createCampaignStore>} CampaignStore */
+
+/**
+ * What `pushctl status` says about an id it cannot find: never created here (another
+ * KEY_PREFIX?), or finished long enough ago to have been removed.
+ * @param {string} id
+ * @param {number} retentionDays
+ */
+function notFoundMessage(id, retentionDays) {
+  if (retentionDays <= 0) return `no campaign with id "${id}" (pushctl list shows them)`;
+  const days = `${retentionDays} day${retentionDays === 1 ? '' : 's'}`;
+  return `no campaign with id "${id}": it is unknown here, or it finished more than ${days} ago and was removed ` +
+    `(CAMPAIGN_RETENTION_DAYS=${retentionDays}); pushctl list shows the campaigns kept`;
+}
 
 /**
  * @param {Record<string, string>} hash

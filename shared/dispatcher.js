@@ -31,7 +31,7 @@ export async function startDispatcher(config, logger, ops = detachedOps('worker'
 
   await queue.consume((segment) => sender.send(segment), {
     concurrency: config.workerConcurrency,
-    onDeadLetter: (segment, error) => failRemaining(store, segment, error)
+    onDeadLetter: (segment, error) => settleDeadLettered(store, segment, error)
   });
   logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, concurrency: config.workerConcurrency,
     publishConcurrency: config.publishConcurrency }, 'worker consuming segments');
@@ -52,18 +52,33 @@ export async function startDispatcher(config, logger, ops = detachedOps('worker'
 }
 
 /**
- * A dead-lettered segment's devices that never got an outcome are failed with
- * the reason, so the campaign still completes and says why they were not sent.
+ * Settles a dead-lettered segment: its devices that never got an outcome are counted
+ * as what they are by now, so the campaign still completes and says why they were not
+ * sent: `cancelled` when the campaign was cancelled (or failed) meanwhile, `expired`
+ * when its deadline has passed (nothing is sent after it, so no retry could have reached
+ * them), else `failed` with the reason. Each is recorded only for a device without an
+ * outcome, like every other outcome. Nothing is written for a campaign that is gone.
  * @param {import('./campaign-store.js').CampaignStore} store
  * @param {Segment} segment
  * @param {Error} error
+ * @param {number} [now]
  */
-async function failRemaining(store, segment, error) {
-  const done = await store.doneFlags(segment.campaignId, segment.firstSeq, segment.devices.length);
+export async function settleDeadLettered(store, segment, error, now = Date.now()) {
+  const campaign = await store.get(segment.campaignId);
+  if (!campaign) return;
+  const done = await store.doneFlags(segment.campaignId, segment.firstSeq, segment.devices.length, campaign.outcomeBits);
+  const unsent = segment.devices.flatMap((device, i) => done[i] ? [] : [{ seq: segment.firstSeq + i, endpointArn: device.endpointArn }]);
+  if (campaign.state === 'cancelled' || campaign.state === 'failed') {
+    await store.dropSegment(campaign, segment.index, unsent);
+    return;
+  }
+  // As in the sender: the segment's own deadline (its zone's), else the campaign's.
+  // Campaigns with 2-bit outcomes have no deadlines.
+  const deadlineAt = segment.deadlineAt ?? campaign.deadlineAt;
+  const expired = campaign.outcomeBits === 3 && deadlineAt !== null && now >= deadlineAt;
   const reason = `not sent: ${error.message}`.slice(0, 300);
-  const outcomes = segment.devices.flatMap((device, i) => done[i] ? [] : [{
-    seq: segment.firstSeq + i, endpointArn: device.endpointArn, outcome: /** @type {const} */ ('failed'), reason
-  }]);
-  await store.recordOutcomes(segment.campaignId, outcomes);
+  await store.recordOutcomes(segment.campaignId, unsent.map((device) => expired
+    ? { ...device, outcome: /** @type {const} */ ('expired') }
+    : { ...device, outcome: /** @type {const} */ ('failed'), reason }));
   await store.finishSegment(segment.campaignId, segment.index, 0);
 }

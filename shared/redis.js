@@ -10,8 +10,8 @@ const SCRIPTS = {
   takeTokens: { file: 'take-tokens.lua', keys: 3 },
   recordOutcomes: { file: 'record-outcomes.lua', keys: 4 },
   createCampaign: { file: 'create-campaign.lua', keys: 3 },
-  finishSegment: { file: 'finish-segment.lua', keys: 4 },
-  setState: { file: 'set-state.lua', keys: 3 },
+  finishSegment: { file: 'finish-segment.lua', keys: 8 },
+  setState: { file: 'set-state.lua', keys: 8 },
   setRate: { file: 'set-rate.lua', keys: 1 },
   eventLease: { file: 'event-lease.lua', keys: 1 },
   governorRenew: { file: 'governor-renew.lua', keys: 1 },
@@ -20,7 +20,9 @@ const SCRIPTS = {
   finishFire: { file: 'finish-fire.lua', keys: 4 },
   advanceSchedule: { file: 'advance-schedule.lua', keys: 1 },
   // As many keys as the schedule has recent fires: the caller passes the count first.
-  removeSchedule: { file: 'remove-schedule.lua', keys: undefined }
+  removeSchedule: { file: 'remove-schedule.lua', keys: undefined },
+  // Likewise: the index, then one campaign hash per id checked.
+  forgetCampaigns: { file: 'forget-campaigns.lua', keys: undefined }
 };
 
 /**
@@ -30,14 +32,17 @@ const SCRIPTS = {
  *   eventLease(key: string, mode: string, owner: string, leaseMs: number, ttlMs: number, eventId: string): Promise<any>,
  *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
  *   createCampaign(campaign: string, campaigns: string, active: string, id: string, createdAt: number, ...fields: (string | number)[]): Promise<number>,
- *   finishSegment(campaign: string, segments: string, active: string, finished: string, mode: 'segment' | 'enqueued', n: number, dropped: number): Promise<string>,
- *   setState(campaign: string, active: string, finished: string, state: string, error: string, ...from: string[]): Promise<string>,
+ *   finishSegment(campaign: string, segments: string, active: string, finished: string, outcomes: string, failures: string, releases: string, leases: string,
+ *     mode: 'segment' | 'enqueued', n: number, dropped: number, retentionMs: number): Promise<string>,
+ *   setState(campaign: string, active: string, finished: string, outcomes: string, failures: string, releases: string, leases: string, segments: string,
+ *     state: string, error: string, retentionMs: number, ...from: string[]): Promise<string>,
  *   governorRenew(lease: string, holder: string, ttlMs: number): Promise<number>,
  *   governorRelease(lease: string, holder: string): Promise<number>,
  *   claimFire(schedule: string, fire: string, lease: string, fires: string, at: number, holder: string, leaseMs: number, ttlMs: number, rev: string): Promise<[string, number]>,
  *   finishFire(schedule: string, fire: string, lease: string, fires: string, at: number, holder: string, state: string, campaignId: string, reason: string, finishedAt: number, ttlMs: number, keep: number, onlyIfUnclaimed: '0' | '1'): Promise<string>,
  *   advanceSchedule(schedule: string, after: number, rev: string, enabled: '' | '0' | '1'): Promise<number>,
- *   removeSchedule(numberOfKeys: number, ...keysThenArgs: string[]): Promise<string[] | -1>
+ *   removeSchedule(numberOfKeys: number, ...keysThenArgs: string[]): Promise<string[] | -1>,
+ *   forgetCampaigns(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>
  * }} PushRedis
  */
 

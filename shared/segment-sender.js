@@ -235,9 +235,11 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
         return;
       case 'cancelled':
       case 'failed': {
-        const dropped = pending.length + exhausted.length;
-        await store.finishSegment(campaignId, index, dropped);
-        log.info({ dropped, sent }, `segment dropped: campaign ${halt}`);
+        // Only the pass that owns the segment gets here (the take checks the lease before the
+        // state), and each device is counted cancelled once, whichever pass drops it.
+        const dropped = [...pending, ...exhausted].map((item) => ({ seq: firstSeq + item.i, endpointArn: devices[item.i].endpointArn }));
+        await store.dropSegment(campaign, index, dropped);
+        log.info({ dropped: dropped.length, sent }, `segment dropped: campaign ${halt}`);
         return;
       }
       case null:

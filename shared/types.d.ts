@@ -64,8 +64,8 @@ export interface Segment {
   deadlineAt?: number;
 }
 
-/** `expired`: not sent because the campaign's deadline passed first. */
-export type Outcome = 'delivered' | 'disabled' | 'failed' | 'expired';
+/** `expired`: not sent because the campaign's deadline passed first; `cancelled`: dropped unsent by a cancel (or a failed enqueue). */
+export type Outcome = 'delivered' | 'disabled' | 'failed' | 'expired' | 'cancelled';
 
 /** The result of publishing to one device, recorded once per campaign and device. */
 export interface SendOutcome {

@@ -3,18 +3,27 @@
   whose outcome is already set keeps it, and its counter is not bumped again.
   That makes a redelivered segment's outcomes harmless (idempotency per
   campaign and device sequence number), expiry included: a device expired by one
-  pass is never counted delivered by another, nor the other way round.
+  pass is never counted delivered by another, nor the other way round. Cancelled
+  (code 5) likewise: a device dropped by a cancel is counted once, and never also
+  delivered, so delivered + disabled + failed + expired + cancelled = total.
 
-  KEYS[1] campaign hash          counters delivered, disabled, failed, expired; outcomeBits
+  Nothing is written for a campaign whose hash is gone (removed after
+  CAMPAIGN_RETENTION_DAYS): a late report must not recreate its keys without a TTL.
+
+  KEYS[1] campaign hash          counters delivered, disabled, failed, expired, cancelled; outcomeBits
   KEYS[2] outcomes bitfield      outcomeBits (3, or 2 for campaigns created before expiry)
-                                 bits per device: 0 pending, 1 delivered, 2 disabled, 3 failed, 4 expired
+                                 bits per device: 0 pending, 1 delivered, 2 disabled, 3 failed,
+                                 4 expired, 5 cancelled (4 and 5 only in 3-bit campaigns)
   KEYS[3] failures list          JSON { seq, endpointArn, reason }, newest last, capped
   KEYS[4] disabled endpoints set
-  ARGV    groups of 4: seq, code (1..4), endpointArn ('' unless disabled or failed), reason ('' when none)
+  ARGV    groups of 4: seq, code (1..5), endpointArn ('' unless disabled or failed), reason ('' when none)
 
   Returns the number of devices recorded for the first time.
 ]]
-local counters = { 'delivered', 'disabled', 'failed', 'expired' }
+local counters = { 'delivered', 'disabled', 'failed', 'expired', 'cancelled' }
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
 local width = 'u' .. (redis.call('HGET', KEYS[1], 'outcomeBits') or '2')
 if width == 'u2' then
   for i = 2, #ARGV, 4 do

@@ -27,8 +27,9 @@
   Returns { granted, waitMs, state, rateMilli }
     granted    tokens taken (0..want); 0 whenever a campaign is not running
     waitMs     when granted < want: ms until the next whole token is due
-    state      the campaign's state ('missing' when it has no hash), or
-               'superseded' when another pass has taken the segment over;
+    state      'superseded' when another pass has taken the segment over
+               (checked first, whatever the campaign's state), else the
+               campaign's state ('missing' when it has no hash);
                'running' for the transactional lane
     rateMilli  the effective rate x 1000 (Lua numbers become integers on return)
 
@@ -40,12 +41,20 @@
 local lane = ARGV[6]
 local state = 'running'
 if lane == 'c' then
+  -- The lease first: a superseded pass (its lock lapsed, or a second copy of the
+  -- segment was delivered) must stop as superseded whatever the campaign's state.
+  -- Told 'cancelled' instead, it would count its stale pending devices as dropped
+  -- and finish the segment while the pass that owns it is still sending.
+  if ARGV[4] ~= '' and redis.call('HGET', KEYS[3], ARGV[4]) ~= ARGV[5] then
+    -- A campaign that is gone has no leases either: say it is missing.
+    if redis.call('EXISTS', KEYS[2]) == 0 then
+      return { 0, 0, 'missing', 0 }
+    end
+    return { 0, 0, 'superseded', 0 }
+  end
   state = redis.call('HGET', KEYS[2], 'state')
   if state ~= 'running' then
     return { 0, 0, state or 'missing', 0 }
-  end
-  if ARGV[4] ~= '' and redis.call('HGET', KEYS[3], ARGV[4]) ~= ARGV[5] then
-    return { 0, 0, 'superseded', 0 }
   end
 end
 

@@ -1,7 +1,7 @@
 // The campaign store against real Redis: a campaign is never created over another with
 // the same id, and the index of active campaigns follows every change of state, so
 // /metrics and the dashboard's chart find a campaign however many came after it.
-import { test, after } from 'node:test';
+import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createRedis } from '../../shared/redis.js';
@@ -121,4 +121,102 @@ test('a running campaign older than the newest 50 is still counted, charted and 
   const sampler = createCampaignSampler({ redis, store, bucket: /** @type {any} */ (bucket), series, logger });
   assert.equal(await sampler.sampleOnce(), true);
   assert.equal((await series.lastCampaignPoint(old.id))?.processed, 1, 'the chart sampler writes its point');
+});
+
+describe('CAMPAIGN_RETENTION_DAYS', () => {
+  const DAY_MS = 86_400_000;
+  /** @param {number} days */
+  function retainingStore(days) {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    return createCampaignStore(redis, { keyPrefix: prefix, campaignRetentionDays: days });
+  }
+
+  /**
+   * A campaign with every key it can have: outcomes (a failure too), a release plan, a
+   * segment lease and a finished segment of two.
+   * @param {ReturnType<typeof createCampaignStore>} store
+   * @param {number} [createdAt]
+   */
+  async function withEveryKey(store, createdAt) {
+    const campaign = await store.create({ name: 't', message: MESSAGE, source: 'test', createdAt });
+    await store.addTotal(campaign.id, 4);
+    await store.setReleases(campaign.id, [{ at: Date.now() + 60_000, zones: ['UTC'], devices: 4 }]);
+    await store.markEnqueued(campaign.id, 2);
+    await store.claimSegment(campaign.id, 0);
+    await store.recordOutcomes(campaign.id, [{ seq: 0, outcome: 'delivered', endpointArn: 'arn:0' }, { seq: 1, outcome: 'failed', endpointArn: 'arn:1', reason: 'x' }]);
+    await store.finishSegment(campaign.id, 0);
+    return campaign;
+  }
+
+  /** @param {ReturnType<typeof createCampaignStore>} store @param {string} id */
+  async function ttls(store, id) {
+    const k = store.keys.campaign(id);
+    const names = /** @type {const} */ (['hash', 'outcomes', 'failures', 'releases', 'leases', 'segments']);
+    const values = await Promise.all(names.map((name) => redis.pttl(k[name])));
+    return Object.fromEntries(names.map((name, i) => [name, values[i]]));
+  }
+
+  /** @param {Record<string, number>} found @param {number} days */
+  function assertAllExpireWithin(found, days) {
+    for (const [name, ms] of Object.entries(found)) assert.ok(ms > days * DAY_MS - 60_000 && ms <= days * DAY_MS, `${name}: PTTL ${ms}`);
+  }
+
+  test('a campaign in a final state has a TTL on every key; one still running or winding down has none', async () => {
+    const store = retainingStore(2);
+    const running = await withEveryKey(store);
+    const completes = await withEveryKey(store);
+    const fails = await withEveryKey(store);
+    const cancelled = await withEveryKey(store);
+    const none = { hash: -1, outcomes: -1, failures: -1, releases: -1, leases: -1, segments: -1 };
+
+    await store.recordOutcomes(completes.id, [2, 3].map((seq) => ({ seq, outcome: /** @type {const} */ ('delivered'), endpointArn: `arn:${seq}` })));
+    assert.equal(await store.finishSegment(completes.id, 1), 'completed');
+    assertAllExpireWithin(await ttls(store, completes.id), 2);
+
+    await store.fail(fails.id, 'enqueueing failed: boom');
+    assertAllExpireWithin(await ttls(store, fails.id), 2);
+
+    await store.cancel(cancelled.id);
+    assert.deepEqual(await ttls(store, cancelled.id), none, 'cancelled with a segment still queued: winding down');
+    const c = await store.require(cancelled.id);
+    await store.dropSegment(c, 1, [{ seq: 2, endpointArn: 'arn:2' }, { seq: 3, endpointArn: 'arn:3' }]);
+    assertAllExpireWithin(await ttls(store, cancelled.id), 2);
+
+    assert.deepEqual(await ttls(store, running.id), none);
+    await store.pause(running.id);
+    assert.deepEqual(await ttls(store, running.id), none, 'paused is not final');
+  });
+
+  test('0 keeps finished campaigns forever', async () => {
+    const store = retainingStore(0);
+    const campaign = await withEveryKey(store);
+    await store.recordOutcomes(campaign.id, [2, 3].map((seq) => ({ seq, outcome: /** @type {const} */ ('delivered'), endpointArn: `arn:${seq}` })));
+    assert.equal(await store.finishSegment(campaign.id, 1), 'completed');
+    assert.deepEqual(Object.values(await ttls(store, campaign.id)), [-1, -1, -1, -1, -1, -1]);
+  });
+
+  test('a removed campaign leaves the index, is not recreated by late writes, and status says why it is gone', async () => {
+    const store = retainingStore(2);
+    const old = await withEveryKey(store, Date.now() - 3 * DAY_MS);
+    await store.fail(old.id, 'boom');
+    // Its retention runs out.
+    const k = store.keys.campaign(old.id);
+    await redis.unlink(k.hash, k.outcomes, k.failures, k.releases, k.leases, k.segments);
+    // A pass still running reports late: nothing comes back.
+    assert.equal(await store.recordOutcomes(old.id, [{ seq: 3, outcome: 'delivered', endpointArn: 'arn:3' }]), 0);
+    assert.equal(await store.finishSegment(old.id, 1), 'missing');
+    assert.deepEqual(await redis.exists(k.hash, k.outcomes, k.segments), 0);
+
+    assert.ok((await redis.zscore(store.keys.campaigns, old.id)) !== null, 'still indexed until the next create');
+    assert.ok(!(await store.list()).some((c) => c.id === old.id), 'list skips it meanwhile');
+    const next = await create(store);
+    assert.equal(await redis.zscore(store.keys.campaigns, old.id), null, 'create drops it from the index');
+    assert.ok((await redis.zscore(store.keys.campaigns, next.id)) !== null);
+    await assert.rejects(store.require(old.id), (error) => {
+      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_NOT_FOUND');
+      assert.match(/** @type {Error} */ (error).message, /finished more than 2 days ago and was removed \(CAMPAIGN_RETENTION_DAYS=2\)/);
+      return true;
+    });
+  });
 });

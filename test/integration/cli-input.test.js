@@ -82,6 +82,12 @@ test('bad flags and a missing confirmation', async () => {
   await rejects(['send', '--audience', audience.path, '--message', message], /add --yes/, 2, { CONFIRM_THRESHOLD: '10' });
 });
 
+test('status of an unknown or removed campaign: exit 2, saying it may have been removed and after how long', async () => {
+  await rejects(['status', 'c-mwrfi8tu-d82412'], /no campaign with id "c-mwrfi8tu-d82412": it is unknown here, or it finished more than 30 days ago and was removed \(CAMPAIGN_RETENTION_DAYS=30\)/);
+  await rejects(['status', 'c-mwrfi8tu-d82412', '--json'], /finished more than 7 days ago/, 2, { CAMPAIGN_RETENTION_DAYS: '7' });
+  await rejects(['status', 'c-mwrfi8tu-d82412'], /^pushctl: no campaign with id "c-mwrfi8tu-d82412" \(pushctl list shows them\)$/m, 2, { CAMPAIGN_RETENTION_DAYS: '0' });
+});
+
 test('a bad environment variable is named', async () => {
   await rejects(['list'], /SEND_RATE must be a number/, 2, { SEND_RATE: 'lots' });
 });

@@ -105,6 +105,12 @@ test('a pass whose segment was claimed by a newer pass gets no more tokens', asy
   assert.deepEqual(await bucket.take(id, 5, first), { granted: 0, waitMs: 0, state: 'superseded', rate: 0 });
   assert.equal((await bucket.take(id, 5, second)).state, 'running');
   assert.equal((await bucket.take(id, 5, { segment: 4, pass: 'never-claimed' })).state, 'superseded');
+  // The lease is checked before the state: after a cancel the stale pass still hears
+  // 'superseded' (it must not drop its stale devices), and only the owner hears 'cancelled'.
+  await store.cancel(id);
+  assert.equal((await bucket.take(id, 5, first)).state, 'superseded');
+  assert.equal((await bucket.take(id, 5, second)).state, 'cancelled');
+  assert.equal((await bucket.take('c-gone', 5, first)).state, 'missing');
 });
 
 test('transactional lane: a reserve campaigns never take, first claim on the rest, one rate for both', async () => {

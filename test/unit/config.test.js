@@ -43,6 +43,13 @@ test('each bad variable is named in the error', () => {
   assertEachNamed(cases);
 });
 
+test('CAMPAIGN_RETENTION_DAYS: 30 by default, 0 keeps campaigns forever, anything else is refused by name', () => {
+  assert.equal(loadConfig({}).campaignRetentionDays, 30);
+  assert.equal(loadConfig({ CAMPAIGN_RETENTION_DAYS: '0' }).campaignRetentionDays, 0);
+  assert.equal(loadConfig({ CAMPAIGN_RETENTION_DAYS: '7' }).campaignRetentionDays, 7);
+  for (const bad of ['-1', '1.5', 'forever', '3651']) assertEachNamed({ CAMPAIGN_RETENTION_DAYS: bad });
+});
+
 test('passwords never appear in messages', () => {
   assert.equal(redactUrl('redis://user:secret@host:6379'), 'redis://user:***@host:6379');
   assert.throws(() => loadConfig({ REDIS_URL: 'http://user:secret@host' }), (error) => !/** @type {Error} */ (error).message.includes('secret'));
