@@ -66,7 +66,8 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
  * The metric source's options, with its window matched to the controller's: each reading
  * must cover one decision window. Prometheus's rate() needs two scrapes inside its range,
  * so the PromQL range is never shorter than 30 s (two 15-s scrapes); a longer range only
- * smooths the reading (PACING_METRICS_LAG_MS covers the extra age).
+ * smooths the reading (PACING_METRICS_LAG_MS covers the extra age). The active probe
+ * probes at least five times per window.
  * @param {import('../config/index.js').Config} config
  * @returns {import('./gateway-metrics/gateway-metrics.js').GatewayMetricsConfig}
  */
@@ -76,7 +77,8 @@ export function gatewaySourceOptions(config) {
   switch (kind) {
     case 'prometheus-api': return { kind, url, metric: histogram, range: `${Math.max(30, Math.round(windowMs / 1000))}s` };
     case 'metrics-scrape': return { kind, url, histogram };
-    case 'active-probe': return { kind, url, windowMs };
+    // At least five probes in each window: fewer give no useful p95.
+    case 'active-probe': return { kind, url, windowMs, intervalMs: Math.min(1000, Math.floor(windowMs / 5)) };
     default: throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
   }
 }

@@ -1,5 +1,6 @@
-// Sends one segment of a campaign: takes tokens from the shared bucket, publishes
-// to SNS with bounded concurrency and records each device's outcome once.
+// Sends one segment of a campaign: takes tokens from the campaign lane of the shared
+// bucket, publishes to SNS with bounded concurrency (the loop in send-paced.js) and
+// records each device's outcome once.
 //
 // Each device is sent at most once per campaign: outcomes already recorded (by an
 // earlier pass over this segment) are skipped, outcomes are written as sends
@@ -12,18 +13,19 @@
 // expired, once, like any other outcome. Each publish carries the seconds left to
 // the deadline as the platforms' TTL, so SNS, APNs and FCM drop it rather than
 // deliver it late to a phone that was offline.
+import { setMaxListeners } from 'node:events';
 import { TransientError } from './errors.js';
 import { publish } from './sns-client.js';
 import { createRenderer, ttlAttributes, MAX_TTL_SECONDS } from './message.js';
 import { createOutcomeRecorder } from './outcome-recorder.js';
-import { createWakeableSleep, backoff } from './send-timing.js';
+import { createWakeableSleep } from './send-timing.js';
+import { sendPaced } from './send-paced.js';
 
 /** @typedef {import('./types.js').Segment} Segment */
 /** @typedef {import('./types.js').HandlerResult} HandlerResult */
 /** @typedef {import('./campaign-store.js').CampaignStore} CampaignStore */
 /** @typedef {import('./token-bucket.js').TokenBucket} TokenBucket */
 /** @typedef {import('@aws-sdk/client-sns').SNSClient} SNSClient */
-/** @typedef {{ i: number, attempts: number, throttles: number, notBefore: number }} PendingSend */
 
 // Asking Redis for tokens more often than this buys nothing: the bucket refills
 // continuously, so a short wait just collects a larger grant in one round trip.
@@ -50,9 +52,9 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
   const throttle = createThrottle();
   /** @type {Map<string, ReturnType<typeof createRenderer>>} */
   const renderers = new Map();
-  /** @type {Set<() => void>} */
-  const wakers = new Set();
-  let stopping = false;
+  // Aborted by stop(); every segment in progress listens, so no listener limit applies.
+  const stopping = new AbortController();
+  setMaxListeners(Infinity, stopping.signal);
 
   /** @param {string} campaignId @param {import('./types.js').Message} message */
   function rendererFor(campaignId, message) {
@@ -88,134 +90,83 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     const lease = { segment: index, pass: await store.claimSegment(campaignId, index) };
     const done = await store.doneFlags(campaignId, firstSeq, devices.length, campaign.outcomeBits);
 
-    /** @type {PendingSend[]} */
-    let pending = [];
-    for (let i = 0; i < devices.length; i++) if (!done[i]) pending.push({ i, attempts: 0, throttles: 0, notBefore: 0 });
-    const skippedAsDone = devices.length - pending.length;
-    /** @type {PendingSend[]} devices whose transient errors outlasted this pass's attempts */
-    const exhausted = [];
+    /** @type {number[]} indices into devices of those not yet sent */
+    const unsent = [];
+    for (let i = 0; i < devices.length; i++) if (!done[i]) unsent.push(i);
+    const skippedAsDone = devices.length - unsent.length;
     const outcomes = createOutcomeRecorder(store, campaignId, log);
     const counts = { delivered: 0, disabled: 0, failed: 0, expired: 0, throttled: 0, transient: 0 };
     const pastDeadline = () => deadlineAt !== null && Date.now() + DEADLINE_MARGIN_MS >= deadlineAt;
-    /** @param {PendingSend} item */
-    const expire = (item) => {
-      outcomes.add({ seq: firstSeq + item.i, endpointArn: devices[item.i].endpointArn, outcome: 'expired' });
+    /** @param {number} i */
+    const expire = (i) => {
+      outcomes.add({ seq: firstSeq + i, endpointArn: devices[i].endpointArn, outcome: 'expired' });
       counts.expired++;
     };
-    let inFlight = 0;
-    let halt = /** @type {string | null} */ (null);
-    // Sleeps end early when a send completes or stop() is called.
-    const { sleep, wake } = createWakeableSleep();
-    const wakeUp = wake;
-    wakers.add(wakeUp);
 
-    /** @param {PendingSend} item */
-    const launch = async (item) => {
-      inFlight++;
-      const device = devices[item.i];
+    /** @param {number} i @returns {Promise<import('./send-paced.js').SendResult>} */
+    const sendTo = async (i) => {
+      const device = devices[i];
       try {
         // The token was granted in time, but the deadline may have passed since: never send late.
         if (pastDeadline()) {
-          expire(item);
+          expire(i);
           return;
         }
         const rendered = render(device.platform, device.locale);
         const attributes = ttlFor ? ttlFor() : rendered.attributes;
         const result = await publish(sns, { targetArn: device.endpointArn, message: rendered.message, attributes });
-        const seq = firstSeq + item.i;
         if (result.kind === 'delivered' || result.kind === 'disabled' || result.kind === 'permanent') {
           const outcome = result.kind === 'permanent' ? 'failed' : result.kind;
-          outcomes.add({ seq, endpointArn: device.endpointArn, outcome, messageId: result.messageId, reason: result.reason });
+          outcomes.add({ seq: firstSeq + i, endpointArn: device.endpointArn, outcome, messageId: result.messageId, reason: result.reason });
           counts[outcome]++;
           if (result.kind === 'delivered') throttle.succeeded();
-        } else if (result.kind === 'throttled') {
-          // Backpressure, not failure: it never uses up the device's attempts.
+          return;
+        }
+        if (result.kind === 'throttled') {
           throttle.throttled();
           counts.throttled++;
-          item.throttles++;
-          item.notBefore = Date.now() + backoff(item.throttles);
-          pending.push(item);
-        } else {
-          retryLater(item, result.reason);
+          return { retry: 'throttled' };
         }
+        counts.transient++;
+        return { retry: 'transient', reason: result.reason };
       } catch (error) {
         // A bug in rendering or bookkeeping must not strand the device or crash the process.
         log.error({ err: error }, 'send failed unexpectedly');
-        retryLater(item, /** @type {Error} */ (error).message);
-      } finally {
-        inFlight--;
-        wake();
+        counts.transient++;
+        return { retry: 'transient', reason: /** @type {Error} */ (error).message };
       }
     };
 
-    /** @param {PendingSend} item @param {string | undefined} reason */
-    const retryLater = (item, reason) => {
-      counts.transient++;
-      item.attempts++;
-      if (item.attempts >= config.sendAttempts) {
-        exhausted.push(item);
-        if (exhausted.length === 1) log.warn({ reason, attempts: item.attempts }, 'send attempts used up; the segment will be retried');
-      } else {
-        item.notBefore = Date.now() + backoff(item.attempts);
-        pending.push(item);
-      }
-    };
-
-    /** @type {unknown} */
-    let loopError = null;
+    let gaveUp = 0;
+    let run;
     try {
-      let nextTakeAt = 0;
-      while (pending.length > 0 || inFlight > 0) {
-        if (stopping) { halt = 'stopping'; break; }
-        if (pastDeadline()) { halt = 'expired'; break; }
-        const now = Date.now();
-        const limit = throttle.limit(slotsPerSegment);
-        const free = limit - inFlight;
-        const ready = pending.filter((p) => p.notBefore <= now);
-
-        let waitMs = Infinity;
-        // Take tokens in batches: when a quarter of the slots are free, or nothing is in flight.
-        const worthTaking = ready.length > 0 && free > 0 && (free >= Math.ceil(limit / 4) || inFlight === 0);
-        if (worthTaking && now >= nextTakeAt) {
-          const want = Math.min(ready.length, free);
-          const grant = await bucket.take(campaignId, want, lease);
-          if (grant.state !== 'running') { halt = grant.state; break; }
-          if (grant.granted > 0) {
-            const launched = new Set(ready.slice(0, grant.granted));
-            pending = pending.filter((p) => !launched.has(p));
-            for (const item of launched) void launch(item);
-          }
-          if (grant.granted < want) {
-            nextTakeAt = Date.now() + Math.max(grant.waitMs, MIN_TAKE_INTERVAL_MS);
-            waitMs = nextTakeAt - Date.now();
-          }
-        } else if (worthTaking) {
-          waitMs = nextTakeAt - now;
+      run = await sendPaced({
+        targets: unsent,
+        take: (want) => bucket.take(campaignId, want, lease),
+        send: sendTo,
+        maxInFlight: () => throttle.limit(slotsPerSegment),
+        takeInBatches: true,
+        minTakeIntervalMs: MIN_TAKE_INTERVAL_MS,
+        sendAttempts: config.sendAttempts,
+        deadlineAt: deadlineAt === null ? null : deadlineAt - DEADLINE_MARGIN_MS,
+        signal: stopping.signal,
+        eachTurn: outcomes.flushSoon,
+        onGiveUp: (_i, reason) => {
+          if (++gaveUp === 1) log.warn({ reason, attempts: config.sendAttempts }, 'send attempts used up; the segment will be retried');
         }
-        if (ready.length < pending.length) {
-          let soonest = Infinity;
-          for (const p of pending) if (p.notBefore > now && p.notBefore < soonest) soonest = p.notBefore;
-          waitMs = Math.min(waitMs, soonest - now);
-        }
-        // Wake at the deadline, whatever else is awaited, to expire what is left.
-        if (deadlineAt !== null && (pending.length > 0 || exhausted.length > 0)) waitMs = Math.min(waitMs, deadlineAt - DEADLINE_MARGIN_MS - Date.now());
-        outcomes.flushSoon();
-        if (inFlight > 0 || waitMs !== Infinity) await sleep(Math.max(0, waitMs));
-      }
+      });
     } catch (error) {
-      loopError = error; // Redis went away mid-pass: still land what is in flight first
-    } finally {
-      wakers.delete(wakeUp);
+      // Redis went away mid-pass: the sends in flight have landed; record them before giving up.
+      await outcomes.drain();
+      throw error;
     }
-    // Whatever made us stop, let the sends in flight land and record them, so a
-    // retry of this segment does not send them again.
-    while (inFlight > 0) await sleep(Infinity);
+    const { pending, exhausted } = run;
+    let { halt } = run;
     // Past the deadline: what was not sent never will be. A throttled or failing send
     // that is waiting for its retry is not sent either.
-    if (halt === null && !loopError && exhausted.length > 0 && pastDeadline()) halt = 'expired';
-    if (halt === 'expired') for (const item of [...pending.splice(0), ...exhausted.splice(0)]) expire(item);
+    if (halt === null && exhausted.length > 0 && pastDeadline()) halt = 'expired';
+    if (halt === 'expired') for (const i of [...pending.splice(0), ...exhausted.splice(0)]) expire(i);
     await outcomes.drain();
-    if (loopError) throw loopError;
 
     const sent = counts.delivered + counts.disabled + counts.failed;
     log.debug({ ...counts, skippedAsDone, halt }, 'segment pass finished');
@@ -224,7 +175,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
         await store.finishSegment(campaignId, index, 0);
         log.info({ ...counts, skippedAsDone, size: devices.length }, 'segment stopped at its deadline; the rest expired');
         return;
-      case 'stopping':
+      case 'aborted': // stop(): a SIGTERM
         return { deferMs: 0 };
       case 'paused':
         // Back at the deadline at the latest, to expire what is left then, paused or not.
@@ -237,7 +188,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       case 'failed': {
         // Only the pass that owns the segment gets here (the take checks the lease before the
         // state), and each device is counted cancelled once, whichever pass drops it.
-        const dropped = [...pending, ...exhausted].map((item) => ({ seq: firstSeq + item.i, endpointArn: devices[item.i].endpointArn }));
+        const dropped = [...pending, ...exhausted].map((i) => ({ seq: firstSeq + i, endpointArn: devices[i].endpointArn }));
         await store.dropSegment(campaign, index, dropped);
         log.info({ dropped: dropped.length, sent }, `segment dropped: campaign ${halt}`);
         return;
@@ -268,23 +219,22 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     if (dueAt === undefined || dueAt <= Date.now()) return;
     if (dueAt - Date.now() > EARLY_HOLD_MS) return { deferMs: dueAt - Date.now() };
     const { sleep, wake } = createWakeableSleep();
-    wakers.add(wake);
+    stopping.signal.addEventListener('abort', wake);
     try {
       // One sleep lasts at most MAX_SLEEP_MS (send-timing.js), less than EARLY_HOLD_MS:
       // keep sleeping until the release, or a segment held 1 s would go out 750 ms early.
-      while (!stopping && Date.now() < dueAt) await sleep(dueAt - Date.now());
+      while (!stopping.signal.aborted && Date.now() < dueAt) await sleep(dueAt - Date.now());
     } finally {
-      wakers.delete(wake);
+      stopping.signal.removeEventListener('abort', wake);
     }
-    if (stopping) return { deferMs: Math.max(0, dueAt - Date.now()) };
+    if (stopping.signal.aborted) return { deferMs: Math.max(0, dueAt - Date.now()) };
   }
 
   return {
     send,
     /** Stops taking tokens; running sends finish and their segments are handed back. */
     stop() {
-      stopping = true;
-      for (const wakeUp of wakers) wakeUp();
+      stopping.abort();
     }
   };
 }

@@ -7,12 +7,11 @@ import { TransientError } from '../errors.js';
 import { createRenderer } from '../message.js';
 import { redisKeys } from '../redis.js';
 import { publish } from '../sns-client.js';
-import { createWakeableSleep, backoff } from '../send-timing.js';
+import { sendPaced } from '../send-paced.js';
 
 /** @typedef {import('../types.js').Device} Device */
 /** @typedef {import('../types.js').Message} Message */
 /** @typedef {import('./event-ledger.js').EndpointOutcome} EndpointOutcome */
-/** @typedef {{ device: Device, attempts: number, throttles: number, notBefore: number }} PendingSend */
 
 /**
  * @typedef {object} SendReport
@@ -67,24 +66,12 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
     const render = createRenderer(message);
     /** @type {SendReport} */
     const report = { delivered: 0, disabled: 0, failed: 0, throttled: 0, retried: 0, failureReasons: [], lastAnswerAt: null, stopped: null };
-    /** @type {PendingSend[]} */
-    let pending = devices.map((device) => ({ device, attempts: 0, throttles: 0, notBefore: 0 }));
-    /** @type {PendingSend[]} */
-    const exhausted = [];
     /** @type {unknown[]} */
     const errors = [];
     let lastReason = '';
-    let inFlight = 0;
 
-    // Sleeps end early when a send completes or the signal aborts.
-    const { sleep, wake } = createWakeableSleep();
-    const onAbort = wake;
-    signal.addEventListener('abort', onAbort);
-
-    /** @param {PendingSend} item */
-    const launch = async (item) => {
-      inFlight++;
-      const { device } = item;
+    /** @param {Device} device @returns {Promise<import('../send-paced.js').SendResult>} */
+    const sendTo = async (device) => {
       try {
         const { message: text, attributes } = render(device.platform, device.locale);
         const result = await publish(sns, { targetArn: device.endpointArn, message: text, attributes });
@@ -104,78 +91,37 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
           if (report.failureReasons.length < 3 && !report.failureReasons.includes(reason)) report.failureReasons.push(reason);
         } else if (result.kind === 'throttled') {
           report.throttled++;
-          item.throttles++;
           lastReason = result.reason ?? 'throttled';
-          retryLater(item, item.throttles > MAX_THROTTLES, item.throttles);
+          return { retry: 'throttled' };
         } else {
           report.retried++;
-          item.attempts++;
           lastReason = result.reason ?? 'transient error';
-          retryLater(item, item.attempts >= config.sendAttempts, item.attempts);
+          return { retry: 'transient' };
         }
       } catch (error) {
         // Recording failed (Redis gone for good) or a bug: the event is retried, and
         // this device may be sent again, which is the best that can be done.
         errors.push(error);
-      } finally {
-        inFlight--;
-        wake();
       }
     };
 
-    /** @param {PendingSend} item @param {boolean} givenUp @param {number} attempt */
-    const retryLater = (item, givenUp, attempt) => {
-      if (givenUp) {
-        exhausted.push(item);
-      } else {
-        item.notBefore = now() + backoff(attempt);
-        pending.push(item);
-      }
-    };
+    // Throws if Redis is lost mid-take, once the sends in flight have landed and been
+    // recorded, so a redelivery of the event does not send them again.
+    const { halt, exhausted } = await sendPaced({
+      targets: devices,
+      take: (want) => bucket.takeTransactional(want),
+      send: sendTo,
+      maxInFlight: () => MAX_IN_FLIGHT,
+      minTakeIntervalMs: MIN_TAKE_INTERVAL_MS,
+      sendAttempts: config.sendAttempts,
+      maxThrottles: MAX_THROTTLES,
+      // No token is taken once the event expired: what arrives late is better not shown at all.
+      deadlineAt: expiresAt ?? null,
+      signal,
+      now
+    });
+    report.stopped = /** @type {SendReport['stopped']} */ (halt);
 
-    /** @type {unknown} */
-    let loopError = null;
-    try {
-      let nextTakeAt = 0;
-      while (pending.length > 0 || inFlight > 0) {
-        if (signal.aborted) { report.stopped = 'aborted'; break; }
-        const t = now();
-        // The last check before a send: what arrives late is better not shown at all.
-        if (expiresAt !== undefined && expiresAt <= t && pending.length > 0) { report.stopped = 'expired'; break; }
-        const ready = pending.filter((p) => p.notBefore <= t);
-        const free = MAX_IN_FLIGHT - inFlight;
-        let waitMs = Infinity;
-        if (ready.length > 0 && free > 0) {
-          if (t >= nextTakeAt) {
-            const want = Math.min(ready.length, free);
-            const grant = await bucket.takeTransactional(want);
-            if (grant.granted > 0) {
-              const launched = new Set(ready.slice(0, grant.granted));
-              pending = pending.filter((p) => !launched.has(p));
-              for (const item of launched) void launch(item);
-            }
-            if (grant.granted < want) {
-              nextTakeAt = now() + Math.max(grant.waitMs, MIN_TAKE_INTERVAL_MS);
-              waitMs = nextTakeAt - now();
-            } else {
-              continue;
-            }
-          } else {
-            waitMs = nextTakeAt - t;
-          }
-        }
-        for (const p of pending) if (p.notBefore > t) waitMs = Math.min(waitMs, p.notBefore - t);
-        if (inFlight > 0 || waitMs !== Infinity) await sleep(waitMs);
-      }
-    } catch (error) {
-      loopError = error; // Redis lost mid-take: still land what is in flight first
-    }
-    // However the loop ended, the sends in flight land and are recorded, so a
-    // redelivery of the event does not send them again.
-    while (inFlight > 0) await sleep(Infinity);
-    signal.removeEventListener('abort', onAbort);
-
-    if (loopError) throw loopError;
     if (errors.length > 0) {
       throw new TransientError(`${errors.length} send(s) could not be recorded: ${/** @type {Error} */ (errors[0])?.message}`, { cause: errors[0] });
     }
