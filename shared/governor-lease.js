@@ -38,7 +38,7 @@ export function createLease(redis, { key, holderId, ttlMs }) {
     /** Extends the lease only if it is still ours. Resolves false once it was lost. */
     async renew() {
       const sentAt = performance.now();
-      const ok = (await redis.governorRenew(key, holderId, ttlMs)) === 1;
+      const ok = (await redis.renewLease(key, holderId, ttlMs)) === 1;
       validUntil = ok ? sentAt + ttlMs : -Infinity;
       return ok;
     },
@@ -46,7 +46,7 @@ export function createLease(redis, { key, holderId, ttlMs }) {
     /** Deletes the lease only if it is ours, so a successor can take over at once. */
     async release() {
       validUntil = -Infinity;
-      return (await redis.governorRelease(key, holderId)) === 1;
+      return (await redis.releaseLease(key, holderId)) === 1;
     },
 
     /** Whether the lease is certainly still ours: acquired or renewed within the last ttlMs. */

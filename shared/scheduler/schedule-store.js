@@ -200,7 +200,7 @@ export function createScheduleStore(redis, { keyPrefix }) {
      * @param {number} ms
      */
     async holdFire(schedule, at, holder, ms) {
-      return (await redis.governorRenew(keys.schedule(schedule.id).fireLease(at), holder, ms)) === 1;
+      return (await redis.renewLease(keys.schedule(schedule.id).fireLease(at), holder, ms)) === 1;
     },
 
     /**
