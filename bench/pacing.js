@@ -15,6 +15,7 @@ import { createWorld } from '../sim/world.js';
 import { planOracle } from '../sim/oracle-planner.js';
 import { renderChart } from '../sim/chart.js';
 import { createPacer } from '../sim/strategies/pacer.js';
+import { createAdaptiveStrategy } from '../sim/strategies/adaptive.js';
 
 const SCENARIOS = fileURLToPath(new URL('../sim/scenarios/', import.meta.url));
 const CHARTS = fileURLToPath(new URL('./charts/', import.meta.url));
@@ -54,6 +55,7 @@ const LOSS_GUARDS = [{ lossShare: 0.4, lossQueueMs: 28_000 }, { lossShare: 0.4, 
  * @typedef {object} Ablation  what the adaptive strategy gives up by not knowing the world
  * @property {string} scenario
  * @property {number | null} adaptive         × the oracle, as shipped
+ * @property {number | null} withoutRemaining  × the oracle, not told the devices still to send
  * @property {number | null} knownOpenRate    × the oracle, with the true requests per send as a certain prior
  * @property {number | null} knownWakeUp      also the true open-delay σ, and one model instead of the bank
  * @property {number} oracleWithoutEnd        the oracle that keeps room for sends after the last one (sim/oracle-planner.js, knowsEnd false)
@@ -157,6 +159,7 @@ export function benchPacing({ scenarios, chartsDir = CHARTS, seeds = 10, referen
       ablations.push({
         scenario: name,
         adaptive: ratio(byName.adaptive.completionSeconds),
+        withoutRemaining: ratio(simulate(scenario, (s, w) => createAdaptiveStrategy(s, w, { tellsRemaining: false })).completionSeconds),
         knownOpenRate: ratio(withOptions(knownRate).completionSeconds),
         knownWakeUp: ratio(withOptions({ ...knownRate, ...knownShape }).completionSeconds),
         oracleWithoutEnd: completionSeconds(planOracle(scenario, world, { knowsEnd: false })) / completionSeconds(planOracle(scenario, world))
@@ -283,10 +286,11 @@ export function formatPacingSection(r) {
       ...r.drops.map((x) => `| ${x.scenario} | ${x.stretch.toFixed(2)} | ${x.stopAfterSeconds === 0 ? 'at the drop' : `${x.stopAfterSeconds} s after`} | ${x.windowsOver} | ${x.gatewayErrors.toLocaleString('en-US')} |`), '');
   }
   if (r.ablations.length) {
-    lines.push('**What the adaptive strategy gives up by not knowing the world** (× the oracle, shipped seed): with the true requests per send as a certain prior; ' +
+    lines.push('**What the adaptive strategy gives up by not knowing the world** (× the oracle, shipped seed): as shipped, and not told the devices still to send ' +
+      '(the observation\'s optional `remaining`); with the true requests per send as a certain prior; ' +
       'also with the true open-delay σ and one model instead of the bank; and the oracle itself when it must keep room for sends after its last one (it does not know the campaign ends).', '',
-      '| scenario | adaptive | knowing requests per send | knowing the wake-up shape too | oracle without the end |', '|---|---|---|---|---|',
-      ...r.ablations.map((x) => `| ${x.scenario} | ${times(x.adaptive)} | ${times(x.knownOpenRate)} | ${times(x.knownWakeUp)} | ${times(x.oracleWithoutEnd)} |`), '');
+      '| scenario | adaptive | not told the devices remaining | knowing requests per send | knowing the wake-up shape too | oracle without the end |', '|---|---|---|---|---|---|',
+      ...r.ablations.map((x) => `| ${x.scenario} | ${times(x.adaptive)} | ${times(x.withoutRemaining)} | ${times(x.knownOpenRate)} | ${times(x.knownWakeUp)} | ${times(x.oracleWithoutEnd)} |`), '');
   }
   if (r.lossGuard.length) {
     lines.push('**The loss guard** (controller option `lossShare`, off by default): plan so that losing 40% of the capacity at any moment queues no request longer than `lossQueueMs`.', '',

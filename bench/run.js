@@ -5,7 +5,7 @@ import os from 'node:os';
 import { benchPublishThroughput } from './publish-throughput.js';
 import { benchEnqueue } from './enqueue.js';
 import { benchTransactional } from './transactional.js';
-import { benchPacing } from './pacing.js';
+import { benchPacing, formatPacingSection } from './pacing.js';
 
 const only = process.argv[2];
 const lines = [`\n## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
@@ -47,19 +47,8 @@ if (!only || only === 'transactional') {
 }
 if (!only || only === 'pacing') {
   const r = benchPacing();
-  const clock = (/** @type {number | null} */ s) => s === null ? 'did not finish'
-    : `${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}:${String(Math.round(s % 60)).padStart(2, '0')}`;
-  lines.push(`### (d) Pacing strategies in the virtual-time simulator (\`npm run sim\`)`,
-    `Every strategy on every scenario in sim/scenarios/ (1,000,000 devices each); SLO = share of 10-s windows with gateway p95 over the SLO. ` +
-    `Adaptive targets: ≤ 1.15 × oracle, ≤ 1% windows over the SLO, no gateway errors, ≥ 5× faster than batches on all-users. ` +
-    `${r.rows.length} runs in ${(r.runtimeMs / 1000).toFixed(1)} s (largest ${(r.largestRunMs / 1000).toFixed(2)} s).`, '',
-    '| scenario | strategy | completion | × oracle | SLO windows over | gateway errors | adaptive targets |', '|---|---|---|---|---|---|---|',
-    ...r.rows.map((x) => {
-      if (x.strategy === 'adaptive' && x.targetsMet === false) failed = true;
-      return `| ${x.scenario} | ${x.strategy} | ${clock(x.completionSeconds)} | ${x.oracleRatio === null ? '—' : x.oracleRatio.toFixed(2)} | ` +
-        `${(x.sloViolationShare * 100).toFixed(2)}% | ${x.gatewayErrors.toLocaleString('en-US')} | ${x.targetsMet === null ? '' : x.targetsMet ? 'met' : 'NOT met'} |`;
-    }),
-    '', `Charts: ${[...new Set(r.rows.map((x) => x.scenario))].map((name) => `[${name}](charts/${name}.svg)`).join(', ')}.`, '');
+  if (r.rows.some((x) => x.strategy === 'adaptive' && x.targetsMet === false)) failed = true;
+  lines.push(formatPacingSection(r));
 }
 
 const text = lines.join('\n');

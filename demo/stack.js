@@ -122,6 +122,7 @@ export async function startGovernor(env, onTick) {
     const s = entry.snapshot ?? {};
     onTick({
       at: entry.now ?? Date.parse(entry.time), rate: entry.rate, reason: entry.reason, sent: entry.sent, gateway: entry.gateway ?? null,
+      remaining: entry.remaining ?? null,
       capacity: s.capacity ?? null,
       model: { baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, uncertaintyRps: s.uncertaintyRps,
         maxUnitLoad: s.maxUnitLoad, plausibleModels: s.plausibleModels, baseLatencyMs: s.baseLatencyMs }
@@ -137,6 +138,7 @@ export async function startGovernor(env, onTick) {
  * @property {number} rate      sends/s written to the bucket
  * @property {string} reason
  * @property {number} sent      sends since its previous tick
+ * @property {number | null} remaining  devices the running campaigns still had to send, as the governor told its controller
  * @property {{ p95Ms: number, p99Ms: number, errorRatio: number, rps: number } | null} gateway
  * @property {number | null} capacity  its estimate of the gateway's requests/s at the setpoint
  * @property {Record<string, number | undefined>} model  the controller's other estimates (its snapshot), for the summary

@@ -77,6 +77,27 @@ export function campaignProgress(campaign, { rate, now = Date.now(), achievedRat
 /** @typedef {ReturnType<typeof campaignProgress>} CampaignProgress */
 
 /**
+ * Devices the running campaigns can still send now: what remains of each, less the zone
+ * groups of a local-time campaign still waiting for their release. The governor tells the
+ * pacing controller, whose plan then uses the room the last sends leave behind. null while
+ * a running campaign's audience is still being enqueued: its total is not known yet.
+ * Paused campaigns send nothing now and count nothing.
+ * @param {Array<{ campaign: Campaign, releases: ReleaseGroup[] }>} running
+ * @param {number} [now]
+ * @returns {number | null}
+ */
+export function sendableDevices(running, now = Date.now()) {
+  let devices = 0;
+  for (const { campaign, releases } of running) {
+    if (campaign.state !== 'running') continue;
+    if (!campaign.enqueued) return null;
+    const progress = campaignProgress(campaign, { rate: 0, now, releases });
+    devices += Math.max(0, progress.remaining - (progress.waiting?.devices ?? 0));
+  }
+  return devices;
+}
+
+/**
  * Seconds to send `devices` at `rate` sends/s.
  * @param {number} devices
  * @param {number} rate

@@ -6,6 +6,8 @@ import { createTokenBucket } from './token-bucket.js';
 import { createInspectableController } from './pacing/controller.js';
 import { createGatewayMetrics } from './gateway-metrics/gateway-metrics.js';
 import { createGovernor } from './governor.js';
+import { createCampaignStore } from './campaign-store.js';
+import { sendableDevices } from './campaign-progress.js';
 import { observeGovernor } from './metrics/process-observers.js';
 import { detachedOps } from './metrics/ops-server.js';
 
@@ -29,6 +31,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
   await assertRedisReachable(redis, config.redisUrl);
   // Decisions as metrics and as the dashboard's gateway series (shared/metrics/).
   const observed = observeGovernor({ ops, redis, config, logger });
+  const campaigns = createCampaignStore(redis, config);
   const governor = createGovernor({
     redis,
     keyPrefix: config.keyPrefix,
@@ -43,6 +46,11 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       // counts as unavailable. A missing p99 or error ratio is read as the p95 and none.
       if (!g || g.p95Ms === null || g.rps === null) return null;
       return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: g.rps };
+    },
+    readRemaining: async () => {
+      const running = (await campaigns.active()).filter((campaign) => campaign.state === 'running');
+      const releases = await Promise.all(running.map((campaign) => (campaign.localTime ? campaigns.releases(campaign.id) : [])));
+      return sendableDevices(running.map((campaign, i) => ({ campaign, releases: releases[i] })));
     },
     logger,
     // One decision per metrics window: the controller expects observations at that pace,

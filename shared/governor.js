@@ -43,6 +43,8 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  * @param {Pick<TokenBucket, 'settings' | 'set'>} options.bucket
  * @param {Controller} options.controller  createController / createInspectableController, or a fake
  * @param {() => Promise<GatewaySample | null>} options.readGateway  null when no metrics are available
+ * @param {() => Promise<number | null>} [options.readRemaining]  devices the running campaigns still
+ *   have to send (campaign-progress.js sendableDevices); null, or no function, when unknown
  * @param {import('pino').Logger} options.logger
  * @param {number} options.tickMs          time between decisions (the controller's metrics window)
  * @param {() => number} [options.now]     the controller's clock, ms
@@ -52,7 +54,7 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  * @param {number} [options.journalMs]     how much history a new holder replays
  */
 export function createGovernor({
-  redis, keyPrefix, bucket, controller, readGateway, logger, tickMs,
+  redis, keyPrefix, bucket, controller, readGateway, readRemaining = async () => null, logger, tickMs,
   now = Date.now, maxRate, leaseTtlMs = DEFAULT_LEASE_TTL_MS,
   holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS
 }) {
@@ -189,9 +191,9 @@ export function createGovernor({
       // A counter going backwards (bucket key deleted) counts as no sends, not negative ones.
       const sent = lastGranted === null ? 0 : Math.max(0, granted - lastGranted);
       lastGranted = granted;
-      const gateway = await readGatewaySafely();
+      const [gateway, remaining] = await Promise.all([readGatewaySafely(), readRemainingSafely()]);
       const at = now();
-      const decision = controller.update({ now: at, sent, gateway });
+      const decision = controller.update({ now: at, sent, gateway, remaining });
       lastSeenNow = at;
       const rate = maxRate === undefined ? decision.rate : Math.min(decision.rate, maxRate);
       // readGateway may have taken a while: if the lease ran out meanwhile, a successor
@@ -200,12 +202,12 @@ export function createGovernor({
       if (written) {
         await bucket.set({ rate });
         /** @type {JournalEntry} */
-        const entry = { now: at, sent, gateway, granted };
+        const entry = { now: at, sent, gateway, remaining, granted };
         await redis.multi().rpush(keys.governorJournal, JSON.stringify(entry)).ltrim(keys.governorJournal, -journalLength, -1).exec();
       }
       tickCount += 1;
       logger.info({
-        tick: tickCount, now: at, sent, gateway, rate, reason: decision.reason,
+        tick: tickCount, now: at, sent, gateway, remaining, rate, reason: decision.reason,
         ...(rate !== decision.rate ? { controllerRate: decision.rate } : {}),
         ...(written ? {} : { written: false }),
         ...(typeof controller.snapshot === 'function' ? { snapshot: controller.snapshot() } : {})
@@ -221,6 +223,16 @@ export function createGovernor({
       return await readGateway();
     } catch (error) {
       logger.warn({ err: error }, 'reading gateway metrics failed');
+      return null;
+    }
+  }
+
+  /** Unknown when it cannot be read: the plan then keeps room for sends that may follow, as it does without it. */
+  async function readRemainingSafely() {
+    try {
+      return await readRemaining();
+    } catch (error) {
+      logger.warn({ err: error }, 'reading the devices still to send failed');
       return null;
     }
   }
@@ -279,5 +291,6 @@ function parseJournalEntry(line) {
   if (!entry || typeof entry !== 'object') return null;
   const { now, sent, granted } = entry;
   if (!Number.isFinite(now) || !Number.isFinite(sent) || sent < 0 || !Number.isFinite(granted) || granted < 0) return null;
-  return { now, sent, granted, gateway: entry.gateway ?? null };
+  const remaining = Number.isFinite(entry.remaining) && entry.remaining >= 0 ? entry.remaining : null;
+  return { now, sent, granted, gateway: entry.gateway ?? null, remaining };
 }

@@ -32,6 +32,9 @@ import { createCapacityEstimator } from './capacity-estimator.js';
  * @property {number} now                 ms (any epoch; only differences matter)
  * @property {number} sent                sends since the previous update
  * @property {GatewaySample | null} gateway  null when the metrics are unavailable
+ * @property {number | null} [remaining]  optional: devices still to send in the campaigns
+ *   running now. Lets the plan use the room the last sends leave behind. Omitted, null or 0:
+ *   unknown, and the plan keeps room for sends that may follow.
  */
 
 /**
@@ -101,6 +104,8 @@ export function createInspectableController(options) {
     const sent = Number(observation.sent ?? 0);
     if (!Number.isFinite(sent) || sent < 0) throw new TypeError(`observation.sent must be a count ≥ 0, got ${observation.sent}`);
     const gateway = usable(observation.gateway) ? observation.gateway : null;
+    const remaining = observation.remaining == null || observation.remaining === 0 ? Infinity : Number(observation.remaining);
+    if (!(remaining > 0)) throw new TypeError(`observation.remaining must be a count ≥ 0 or null, got ${observation.remaining}`);
 
     // 1. Feedforward state: what has been sent, as the load it will cause.
     const from = lastNow === null || lastNow > now ? now - o.binMs : lastNow;
@@ -153,7 +158,7 @@ export function createInspectableController(options) {
     }
 
     // 3. The plan.
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity, intervalMs: interval }) : 0;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity, intervalMs: interval, remaining }) : 0;
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.

@@ -133,15 +133,16 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number }} input
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number }} input
+   *   remaining: devices still to send, Infinity when unknown
    */
-  function plan({ nowMs, capacityRps, intervalMs }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity }) {
     weigh();
     let rate = Infinity;
     for (const m of models) {
       if (m.z === null) continue;
       m.lastMaxUnitLoad = m.params.maxUnitLoad(capacityRps, m.z);
-      m.lastPlan = m.planner.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, committed: m.ledger.at, intervalMs, maxRate: o.maxRate });
+      m.lastPlan = m.planner.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, committed: m.ledger.at, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
         const { baseline, requestsPerSend: gain, requestsPerSendSd } = m.params.snapshot();
         const saturationRps = (1 - o.lossShare) * o.saturationRatio * capacityRps;

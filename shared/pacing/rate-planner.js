@@ -25,6 +25,16 @@
 // load arrives only minutes later) and, when X* drops by ε, lowers r smoothly in
 // proportion to ε instead of stopping; when the committed load is far over X*, r is 0 until
 // it has drained, exactly as long as the model says.
+//
+// When the devices still to send, R, are known, the continuation is not for ever: it sends
+// the R - r·T left after this interval at X̃ and stops, M(r) = (R - r·T)/(X̃·Δ) bins, so
+//
+//   e_j(r) = U(j) + r·p_j + X̃·(K(j-1) - K(j-1-M(r))) - X̃
+//
+// The last sends' load then arrives when nothing else will, and the room it leaves lets the
+// plan send faster towards the end (what the oracle does with its knowledge of the end).
+// Sending more now shortens the continuation, so e_j is no longer increasing in r and J no
+// longer concave: r comes from a grid over [0, maxRate], refined around the best point.
 
 /**
  * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number, softness: number }} model
@@ -40,14 +50,22 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness }) {
    * @param {(bin: number) => number} input.committed  U: unit load per absolute bin
    * @param {number} input.intervalMs   how long the returned rate will hold
    * @param {number} input.maxRate      no need to look beyond this
+   * @param {number} [input.remaining]  devices still to send; Infinity (the default) when unknown
    * @returns {number} sends per second
    */
-  function plan({ nowMs, maxUnitLoad, committed, intervalMs, maxRate }) {
+  function plan({ nowMs, maxUnitLoad, committed, intervalMs, maxRate, remaining = Infinity }) {
     if (!(maxUnitLoad > 0)) return 0;
     const target = maxUnitLoad / (1 + softness);
     const currentBin = Math.floor(nowMs / binMs);
     const pulse = Math.min(1, intervalMs / binMs);
     const theta = softness * sumSquares * pulse * pulse * target;
+    const intervalSeconds = intervalMs / 1000;
+    const binSeconds = binMs / 1000;
+    /** Continuation bins left after sending at r for this interval. @param {number} r */
+    const continuationBins = (r) => Math.max(0, remaining - r * intervalSeconds) / (target * binSeconds);
+    if (continuationBins(maxRate) < kernel.length) {
+      return planToEnd({ currentBin, target, theta, pulse, committed, maxRate, continuationBins });
+    }
     // Excess before r: e_j(0).
     const base = new Float64Array(kernel.length);
     for (let j = 0; j < kernel.length; j++) {
@@ -75,6 +93,55 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness }) {
       if (marginal(mid) < 0) lo = mid; else hi = mid;
     }
     return lo;
+  }
+
+  /** K at a fractional lag x (linear within a bin; 0 before lag 0, 1 past the kernel). @param {number} x */
+  function cumulativeAt(x) {
+    if (x < 0) return 0;
+    const i = Math.floor(x);
+    if (i >= kernel.length - 1) return cumulative[kernel.length - 1];
+    return cumulative[i] + (x - i) * kernel[i + 1];
+  }
+
+  /**
+   * The plan with a continuation that ends when the remaining devices are sent.
+   * @param {{ currentBin: number, target: number, theta: number, pulse: number, committed: (bin: number) => number,
+   *   maxRate: number, continuationBins: (r: number) => number }} input
+   */
+  function planToEnd({ currentBin, target, theta, pulse, committed, maxRate, continuationBins }) {
+    const fixed = new Float64Array(kernel.length);
+    for (let j = 0; j < kernel.length; j++) {
+      fixed[j] = committed(currentBin + j) + target * (j === 0 ? 0 : cumulative[j - 1]) - target;
+    }
+    /** J(r)·2θX̃ (θX̃ is `theta` here). @param {number} r */
+    const objective = (r) => {
+      const m = continuationBins(r);
+      let penalty = 0;
+      for (let j = 0; j < kernel.length; j++) {
+        const e = fixed[j] + r * pulse * kernel[j] - (j === 0 ? 0 : target * cumulativeAt(j - 1 - m));
+        if (e > 0) penalty += e * e;
+      }
+      return 2 * theta * r - penalty;
+    };
+    const steps = 64;
+    let best = 0;
+    let bestValue = objective(0);
+    for (let i = 1; i <= steps; i++) {
+      const r = (maxRate * i) / steps;
+      const value = objective(r);
+      if (value > bestValue) { best = r; bestValue = value; }
+    }
+    // Golden-section search within the grid cells either side of the best point.
+    let lo = Math.max(0, best - maxRate / steps);
+    let hi = Math.min(maxRate, best + maxRate / steps);
+    const ratio = (Math.sqrt(5) - 1) / 2;
+    for (let i = 0; i < 80 && hi - lo > 1e-9 * maxRate; i++) {
+      const a = hi - ratio * (hi - lo);
+      const b = lo + ratio * (hi - lo);
+      if (objective(a) >= objective(b)) hi = b; else lo = a;
+    }
+    const refined = (lo + hi) / 2;
+    return objective(refined) >= bestValue ? refined : best;
   }
 
   return { plan };

@@ -23,8 +23,14 @@ export function adaptiveControllerOptions(scenario) {
   };
 }
 
-/** @param {import('../scenario.js').Scenario} scenario @returns {Strategy} */
-export function createAdaptiveStrategy(scenario) {
+/**
+ * @param {import('../scenario.js').Scenario} scenario
+ * @param {unknown} [_world]  unused: the controller knows only what it observes
+ * @param {{ tellsRemaining?: boolean }} [options]  tellsRemaining false: the controller is not told the
+ *   devices still to send, as with a governor that cannot read them (a reference for bench/pacing.js)
+ * @returns {Strategy}
+ */
+export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true } = {}) {
   const interval = scenario.strategies.adaptive.controlIntervalSeconds;
   const controller = createInspectableController(adaptiveControllerOptions(scenario));
   const pacer = createPacer();
@@ -37,7 +43,7 @@ export function createAdaptiveStrategy(scenario) {
     trace,
     sendsAt({ t, remaining, snsMax, observe }) {
       if (((t % interval) + interval) % interval === 0) {
-        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe() });
+        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe(), remaining: tellsRemaining ? remaining : null });
         sentSinceUpdate = 0;
         rate = decision.rate;
         const s = controller.snapshot();

@@ -11,6 +11,7 @@ import { createTokenBucket } from '../../shared/token-bucket.js';
 import { createLease } from '../../shared/governor-lease.js';
 import { createGovernor } from '../../shared/governor.js';
 import { createLogger } from '../../shared/logger.js';
+import { createCampaignStore } from '../../shared/campaign-store.js';
 import { REDIS_URL, ROOT, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
 
 /** @type {Array<() => Promise<unknown>>} */
@@ -39,9 +40,10 @@ let clock = 1_000_000;
  * An in-process governor on its own Redis connection, logging into `lines`.
  * @param {string} prefix
  * @param {{ rate?: number, ttlMs?: number, tickMs?: number, maxRate?: number, snapshot?: boolean,
- *   readGateway?: () => Promise<import('../../shared/pacing/controller.js').GatewaySample | null> }} [options]
+ *   readGateway?: () => Promise<import('../../shared/pacing/controller.js').GatewaySample | null>,
+ *   readRemaining?: () => Promise<number | null> }} [options]
  */
-function startGovernor(prefix, { rate = 42, ttlMs = 1000, tickMs = 100, maxRate, snapshot = false, readGateway = async () => null } = {}) {
+function startGovernor(prefix, { rate = 42, ttlMs = 1000, tickMs = 100, maxRate, snapshot = false, readGateway = async () => null, readRemaining } = {}) {
   const redis = connect();
   const bucket = createTokenBucket(redis, { keyPrefix: prefix, sendRate: 100, sendBurst: 5 });
   /** @type {any[]} */
@@ -58,7 +60,7 @@ function startGovernor(prefix, { rate = 42, ttlMs = 1000, tickMs = 100, maxRate,
     ...(snapshot ? { snapshot: () => ({ capacityRps: 900 }) } : {})
   };
   const governor = createGovernor({
-    redis, keyPrefix: prefix, bucket, controller, readGateway, logger, tickMs, maxRate,
+    redis, keyPrefix: prefix, bucket, controller, readGateway, readRemaining, logger, tickMs, maxRate,
     leaseTtlMs: ttlMs, now: () => (clock += tickMs)
   });
   governor.start();
@@ -105,7 +107,9 @@ test('of two governors exactly one ticks', async () => {
 test('a tick writes the controller\'s rate, counts sends from the grant counters and logs one replayable JSON line', async () => {
   const prefix = newPrefix();
   const gateway = { p95Ms: 310, p99Ms: 420, errorRatio: 0.001, rps: 1012 };
-  const g = startGovernor(prefix, { rate: 123.5, tickMs: 200, snapshot: true, readGateway: async () => gateway });
+  let remaining = 5000;
+  const g = startGovernor(prefix, { rate: 123.5, tickMs: 200, snapshot: true, readGateway: async () => gateway,
+    readRemaining: async () => { if (remaining < 0) throw new Error('campaigns unreadable'); return remaining; } });
   await waitFor(async () => g.ticks().length >= 1, { timeoutMs: 3000, what: 'a first tick' });
   assert.equal((await g.bucket.settings()).rate, 123.5);
 
@@ -113,10 +117,14 @@ test('a tick writes the controller\'s rate, counts sends from the grant counters
   await g.redis.hincrby(bucketKey, 'granted', 7);
   await g.redis.hincrby(bucketKey, 'grantedTx', 3);
   await waitFor(async () => g.ticks().some((l) => l.sent === 10), { timeoutMs: 3000, what: 'a tick counting 10 sends' });
+  remaining = -1;
+  await waitFor(async () => g.ticks().some((l) => l.remaining === null), { timeoutMs: 3000, what: 'a tick with remaining unknown' });
   await g.governor.stop();
 
   const line = g.ticks().find((l) => l.sent === 10);
-  for (const field of ['tick', 'now', 'sent', 'gateway', 'rate', 'reason', 'snapshot']) assert.ok(field in line, `the line has ${field}`);
+  for (const field of ['tick', 'now', 'sent', 'gateway', 'remaining', 'rate', 'reason', 'snapshot']) assert.ok(field in line, `the line has ${field}`);
+  assert.equal(line.remaining, 5000, 'the devices still to send');
+  assert.ok(g.lines.some((l) => l.msg === 'reading the devices still to send failed' && l.level === 40), 'a failed read is a warning, and counts as unknown');
   assert.equal(line.level, 30, 'logged at info');
   assert.deepEqual(line.gateway, gateway);
   assert.equal(line.rate, 123.5);
@@ -124,7 +132,7 @@ test('a tick writes the controller\'s rate, counts sends from the grant counters
   assert.deepEqual(line.snapshot, { capacityRps: 900 });
   // Replaying the logged inputs gives the controller exactly what it saw.
   const seen = g.observations.find((o) => o.sent === 10);
-  assert.deepEqual({ now: line.now, sent: line.sent, gateway: line.gateway }, seen);
+  assert.deepEqual({ now: line.now, sent: line.sent, gateway: line.gateway, remaining: line.remaining }, seen);
   assert.equal(g.ticks()[0].sent, 0, 'the first tick after acquiring has no baseline, so no sends');
 });
 
@@ -156,11 +164,14 @@ test('a journal with bad lines and entries from a clock far ahead: the rest is r
   const journal = redisKeys(prefix).governorJournal;
   const gateway = { p95Ms: 200, p99Ms: 260, errorRatio: 0, rps: 500 };
   const base = clock; // the successor's first reading is clock + tickMs, after every good entry
-  const good = [1, 2, 3].map((i) => ({ now: base - 400 + 100 * i, sent: i, gateway }));
+  // The first two as written before entries had `remaining` (replayed as unknown).
+  const good = [1, 2, 3].map((i) => ({ now: base - 400 + 100 * i, sent: i, gateway, remaining: i === 3 ? 700 : null }));
+  const { remaining: _0, ...older0 } = good[0];
+  const { remaining: _1, ...older1 } = good[1];
   await redis.rpush(journal,
-    JSON.stringify({ ...good[0], granted: 10 }),
+    JSON.stringify({ ...older0, granted: 10 }),
     '{"now": 12, "sent": 1, "gat', // a torn line
-    JSON.stringify({ ...good[1], granted: 12 }),
+    JSON.stringify({ ...older1, granted: 12 }),
     JSON.stringify({ now: 'yesterday', sent: 1, gateway, granted: 12 }), // the controller would throw on it
     'null',
     JSON.stringify({ ...good[2], granted: 15 }),
@@ -262,6 +273,18 @@ test('workers/governor.js probing a live gateway steers the bucket from real rea
   const port = /** @type {import('node:net').AddressInfo} */ (gateway.address()).port;
   const prefix = uniquePrefix();
   cleanups.push(() => dropPrefix(prefix));
+  // A running campaign with 1,234 devices, 34 of them sent, and a paused one: the governor
+  // tells its controller of the 1,200 the running one has left.
+  const store = createCampaignStore(connect(), { keyPrefix: prefix });
+  const message = { title: 'Hello', body: 'World' };
+  const running = await store.create({ name: 'running', message, source: 'test' });
+  await store.addTotal(running.id, 1234);
+  await store.markEnqueued(running.id, 2);
+  await store.recordOutcomes(running.id, Array.from({ length: 34 }, (_, seq) => ({ seq, endpointArn: `arn:test:${seq}`, outcome: /** @type {const} */ ('delivered') })));
+  const paused = await store.create({ name: 'paused', message, source: 'test' });
+  await store.addTotal(paused.id, 500);
+  await store.markEnqueued(paused.id, 1);
+  await store.pause(paused.id);
   const child = spawn(process.execPath, [join(ROOT, 'workers/governor.js')], {
     env: { PATH: process.env.PATH ?? '', REDIS_URL, KEY_PREFIX: prefix, LOG_LEVEL: 'info', SEND_RATE: '123',
       GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: `http://127.0.0.1:${port}/healthz` },
@@ -277,6 +300,7 @@ test('workers/governor.js probing a live gateway steers the bucket from real rea
     assert.ok(tick.gateway.p95Ms >= 5 && tick.gateway.p95Ms < 1000, `p95 ${tick.gateway.p95Ms} ms`);
     assert.equal(tick.gateway.errorRatio, 0);
     assert.ok(tick.rate > 0);
+    assert.equal(tick.remaining, 1200, 'the running campaign\'s devices still to send');
     const redis = createRedis(REDIS_URL);
     try {
       const rate = Number(await redis.hget(redisKeys(prefix).bucket, 'rate'));

@@ -165,10 +165,12 @@ test('after a pause longer than idleResetMs, requests per send goes back to the 
  * The closed loop against a plant with the controller's own wake-up model (a = 0.1 × 15 =
  * 1.5 requests per send, log-normal open delay with median 90 s and σ 1, 60-s sessions), a
  * constant baseline of 400 requests/s, and a gateway of 1,250 requests/s whose p95 is
- * 50 + 47.9/(1 - ρ) ms, for an hour.
+ * 50 + 47.9/(1 - ρ) ms, for an hour; with an `audience`, sending stops when it is sent, and
+ * with `tellRemaining` the controller is told how many devices are left.
  * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} [options]
+ * @param {{ audience?: number, tellRemaining?: boolean }} [campaign]
  */
-function closedLoop(options = {}) {
+function closedLoop(options = {}, { audience = Infinity, tellRemaining = false } = {}) {
   const a = 1.5;
   const baseline = 400;
   const mu = 1250;
@@ -183,16 +185,22 @@ function closedLoop(options = {}) {
   const rates = new Float64Array(seconds);
   let rate = 0;
   let sentSince = 0;
+  let left = audience;
+  /** @type {number | null} */
+  let doneAt = null;
   for (let t = -300; t < seconds; t++) {
     if (t % 10 === 0) {
       const k = Math.floor((t - 10) / 10) - 1 + 30; // the window that ended 10 s ago (windows start at t = -300)
-      rate = controller.update({ now: t * 1000, sent: sentSince, gateway: windows[k] ?? null }).rate;
+      rate = controller.update({ now: t * 1000, sent: sentSince, gateway: windows[k] ?? null, remaining: tellRemaining ? left : undefined }).rate;
       sentSince = 0;
     }
     if (t >= 0) {
-      rates[t] = rate;
-      sentSince += rate;
-      for (let j = 0; j < mass.length; j++) load[t + j] += a * rate * mass[j];
+      const sent = Math.min(rate, left);
+      left -= sent;
+      if (left <= 0 && doneAt === null) doneAt = t + 1;
+      rates[t] = sent;
+      sentSince += sent;
+      for (let j = 0; j < mass.length; j++) load[t + j] += a * sent * mass[j];
     }
     if ((t + 300 + 1) % 10 === 0) {
       let mean = 0;
@@ -202,7 +210,7 @@ function closedLoop(options = {}) {
   }
   let late = 0;
   for (let t = 2400; t < 3600; t++) late += rates[t] / 1200;
-  return { controller, campaignWindows: windows.slice(30), lateRate: late, rates, mass, a, baseline, mu };
+  return { controller, campaignWindows: windows.slice(30), lateRate: late, rates, mass, a, baseline, mu, doneAt };
 }
 
 test('closed loop with a known wake-up model: converges to the SLO capacity without overshoot', () => {
@@ -309,4 +317,56 @@ test('the model bank: shapes the data cannot tell apart all plan at full caution
   bold.observe({ rps: 400, windowStartMs: -10_000, windowEndMs: 0, dtMs: 10_000 });
   const rate = bold.plan({ nowMs: 10_000, capacityRps: 1000, intervalMs: 10_000 });
   assert.ok(Number.isFinite(rate) && rate < CONTROLLER_DEFAULTS.maxRate, `rate ${rate}`);
+});
+
+test('the planner with the devices still to send: the same plan while they cover the horizon, faster towards the end, and still within capacity', async () => {
+  const { createRatePlanner } = await import('../../shared/pacing/rate-planner.js');
+  const { cumulativeKernel } = await import('../../shared/pacing/wake-up-model.js');
+  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } }, { tailMass: 0.001 });
+  const kernel = binKernel(mass, 10);
+  const cumulative = cumulativeKernel(kernel);
+  const softness = 0.01;
+  const planner = createRatePlanner({ kernel, cumulative, binMs: 10_000, softness });
+  const maxUnitLoad = 300;
+  const steady = maxUnitLoad / (1 + softness);
+  // Steady state: sent at the steady rate up to now, so the committed load falls off as K grows.
+  const committed = (/** @type {number} */ bin) => steady * (1 - cumulative[Math.min(bin, kernel.length - 1)]);
+  const plan = (/** @type {number | undefined} */ remaining) =>
+    planner.plan({ nowMs: 0, maxUnitLoad, committed, intervalMs: 10_000, maxRate: 10_000, remaining });
+
+  const unknown = plan(undefined);
+  assert.ok(Math.abs(unknown - maxUnitLoad) < 0.5, `the steady state sends at X*: ${unknown}`);
+  assert.equal(plan(10 * steady * kernel.length + 100_000), unknown, 'devices enough for the whole horizon: the same plan');
+  const end = plan(10_000);
+  assert.ok(end > unknown * 1.1, `the last 10,000 devices go faster (${end.toFixed(1)} against ${unknown.toFixed(1)}/s)`);
+
+  // The last sends and the continuation that sends what is left, against X* bin by bin.
+  const continuationSeconds = Math.max(0, 10_000 - end * 10) / steady;
+  let worst = 0;
+  for (let j = 0; j < kernel.length; j++) {
+    let load = committed(j) + end * kernel[j];
+    for (let b = 1; b <= j && (b - 1) * 10 < continuationSeconds; b++) load += steady * Math.min(1, (continuationSeconds - (b - 1) * 10) / 10) * kernel[j - b];
+    worst = Math.max(worst, load / maxUnitLoad);
+  }
+  assert.ok(worst <= 1 + 2 * softness, `predicted load peaks at ${worst.toFixed(4)} × X*`);
+});
+
+test('remaining in the observation: optional, validated; the campaign ends sooner, still within the SLO', () => {
+  const audience = 600_000;
+  const unknown = closedLoop({}, { audience });
+  const known = closedLoop({}, { audience, tellRemaining: true });
+  assert.ok(unknown.doneAt !== null && known.doneAt !== null, 'both send the whole audience within the hour');
+  assert.ok(known.doneAt < unknown.doneAt, `done after ${known.doneAt} s told the remaining devices, ${unknown.doneAt} s not`);
+  for (const run of [unknown, known]) {
+    const peak = Math.max(...run.campaignWindows.map((w) => w.p95Ms));
+    assert.ok(peak <= 400, `p95 peaked at ${peak.toFixed(0)} ms`);
+  }
+  // Far from the end, only the kernel's far tail reaches past it: the rate hardly changes.
+  for (let t = 0; t < 600; t++) assert.ok(Math.abs(known.rates[t] - unknown.rates[t]) <= 1e-3 * unknown.rates[t], `second ${t}: ${known.rates[t]} against ${unknown.rates[t]}`);
+
+  const controller = createController();
+  for (const bad of [-1, Number.NaN, 'many']) {
+    assert.throws(() => controller.update({ now: 0, sent: 0, gateway: healthy(), remaining: /** @type {any} */ (bad) }), /observation.remaining/);
+  }
+  assert.doesNotThrow(() => controller.update({ now: 10_000, sent: 0, gateway: healthy(), remaining: null }));
 });
