@@ -191,7 +191,7 @@ export function createGovernor({
       // A counter going backwards (bucket key deleted) counts as no sends, not negative ones.
       const sent = lastGranted === null ? 0 : Math.max(0, granted - lastGranted);
       lastGranted = granted;
-      const [gateway, remaining] = await Promise.all([readGatewaySafely(), readRemainingSafely()]);
+      const [gateway, remaining] = await Promise.all([readOrNull(readGateway, 'gateway metrics'), readOrNull(readRemaining, 'the devices still to send')]);
       const at = now();
       const decision = controller.update({ now: at, sent, gateway, remaining });
       lastSeenNow = at;
@@ -217,22 +217,19 @@ export function createGovernor({
     }
   }
 
-  /** A failing metric source counts as "metrics unavailable"; the controller then decays to its safe rate. */
-  async function readGatewaySafely() {
+  /**
+   * A read that fails counts as unknown (null): metrics unavailable, and the controller decays
+   * to its safe rate; devices remaining unknown, and the plan keeps room for sends that may follow.
+   * @template T
+   * @param {() => Promise<T | null>} read
+   * @param {string} what
+   * @returns {Promise<T | null>}
+   */
+  async function readOrNull(read, what) {
     try {
-      return await readGateway();
+      return await read();
     } catch (error) {
-      logger.warn({ err: error }, 'reading gateway metrics failed');
-      return null;
-    }
-  }
-
-  /** Unknown when it cannot be read: the plan then keeps room for sends that may follow, as it does without it. */
-  async function readRemainingSafely() {
-    try {
-      return await readRemaining();
-    } catch (error) {
-      logger.warn({ err: error }, 'reading the devices still to send failed');
+      logger.warn({ err: error }, `reading ${what} failed`);
       return null;
     }
   }
