@@ -81,7 +81,7 @@ export function campaignProgress(campaign, { rate, now = Date.now(), achievedRat
  * groups of a local-time campaign still waiting for their release. The governor tells the
  * pacing controller, whose plan then uses the room the last sends leave behind. null while
  * a running campaign's audience is still being enqueued: its total is not known yet.
- * Paused campaigns send nothing now and count nothing.
+ * Paused campaigns, and campaigns past their deadline, send nothing now and count nothing.
  * @param {Array<{ campaign: Campaign, releases: ReleaseGroup[] }>} running
  * @param {number} [now]
  * @returns {number | null}
@@ -91,6 +91,8 @@ export function sendableDevices(running, now = Date.now()) {
   for (const { campaign, releases } of running) {
     if (campaign.state !== 'running') continue;
     if (!campaign.enqueued) return null;
+    // Past the campaign's deadline nothing more is sent: what is left expires.
+    if (campaign.deadlineAt !== null && now >= campaign.deadlineAt) continue;
     const progress = campaignProgress(campaign, { rate: 0, now, releases });
     devices += Math.max(0, progress.remaining - (progress.waiting?.devices ?? 0));
   }

@@ -191,7 +191,9 @@ export function createGovernor({
       // A counter going backwards (bucket key deleted) counts as no sends, not negative ones.
       const sent = lastGranted === null ? 0 : Math.max(0, granted - lastGranted);
       lastGranted = granted;
-      const [gateway, remaining] = await Promise.all([readOrNull(readGateway, 'gateway metrics'), readOrNull(readRemaining, 'the devices still to send')]);
+      const [gateway, read] = await Promise.all([readOrNull(readGateway, 'gateway metrics'), readOrNull(readRemaining, 'the devices still to send')]);
+      // Anything but a count (a corrupt counter read as NaN) is unknown: the controller would refuse it.
+      const remaining = typeof read === 'number' && Number.isFinite(read) && read >= 0 ? read : null;
       const at = now();
       const decision = controller.update({ now: at, sent, gateway, remaining });
       lastSeenNow = at;

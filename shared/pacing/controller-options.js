@@ -45,6 +45,7 @@ import { InputError } from '../errors.js';
  * Estimation
  * @property {number} confidence        standard deviations of the predicted load kept under capacity
  * @property {number} planSoftness      share by which the plan lets predicted load exceed its bound, for a smooth rate (soft constraint)
+ * @property {number} reserveShare      with the devices remaining known, the plan keeps room after the campaigns' last sends for this share of the steady rate (transactional sends, the next campaign), and the rate never falls below it while it fits
  * @property {number} baselineDrift     random walk of the baseline, share per √minute
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
@@ -93,6 +94,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 
   confidence: 2,
   planSoftness: 0.01,
+  reserveShare: 0.1,
   baselineDrift: 0.005,
   gainDrift: 0.003,
   rpsNoise: 0.02,
@@ -132,6 +134,7 @@ export function resolveControllerOptions(options = {}) {
   if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);
   if (o.minRate > o.maxRate) throw new InputError(`controller option minRate (${o.minRate}) is above maxRate (${o.maxRate})`);
   if (o.binMs % 1000 !== 0) throw new InputError(`controller option binMs must be a whole number of seconds, got ${o.binMs}`);
+  if (o.reserveShare > 1) throw new InputError(`controller option reserveShare must be ≤ 1 (a share of the steady rate), got ${o.reserveShare}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);

@@ -69,7 +69,7 @@ export function createModelBank(o) {
         rpsNoise: o.rpsNoise,
         windowSeconds: o.metricsWindowMs / 1000
       }),
-      planner: createRatePlanner({ kernel, cumulative, binMs: o.binMs, softness: o.planSoftness }),
+      planner: createRatePlanner({ kernel, cumulative, binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare }),
       logLikelihood: 0,
       /** Standard deviations this member plans at; null when it does not count. @type {number | null} */
       z: null,

@@ -27,19 +27,28 @@
 // it has drained, exactly as long as the model says.
 //
 // When the devices still to send, R, are known, the continuation is not for ever: it sends
-// the R - r·T left after this interval at X̃ and stops, M(r) = (R - r·T)/(X̃·Δ) bins, so
+// the R - r·T left after this interval at X̃, M(r) = (R - r·T)/(X̃·Δ) bins, and then goes
+// on at a reserve ρ = reserveShare·X̃ for the sends that are not the campaigns' (transactional
+// notifications, a campaign that starts later):
 //
-//   e_j(r) = U(j) + r·p_j + X̃·(K(j-1) - K(j-1-M(r))) - X̃
+//   e_j(r) = U(j) + r·p_j + X̃·K(j-1) - (X̃ - ρ)·K(j-1-M(r)) - X̃
 //
-// The last sends' load then arrives when nothing else will, and the room it leaves lets the
+// The last sends' load then arrives when little else will, and the room it leaves lets the
 // plan send faster towards the end (what the oracle does with its knowledge of the end).
 // Sending more now shortens the continuation, so e_j is no longer increasing in r and J no
-// longer concave: r comes from a grid over [0, maxRate], refined around the best point.
+// longer concave: r comes from a search over candidate rates, refined around the best.
+//
+// Whatever R is, the plan "ρ now, ρ for ever" stays admissible once the committed load has
+// room for it, and the reserve keeps that room at the end of a campaign; so the rate never
+// falls below ρ while it fits (min(ρ, the rate of that plan)). Without that floor, an unknown
+// R right after a campaign's last burst (its continuation X̃ for ever no longer fits) would
+// stop every send, transactional ones too, until the burst's load had passed.
 
 /**
- * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number, softness: number }} model
+ * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number, softness: number, reserveShare?: number }} model
+ *   reserveShare: ρ/X̃, the room kept after the last remaining device for other sends (and the rate's floor)
  */
-export function createRatePlanner({ kernel, cumulative, binMs, softness }) {
+export function createRatePlanner({ kernel, cumulative, binMs, softness, reserveShare = 0 }) {
   let sumSquares = 0;
   for (const k of kernel) sumSquares += k * k;
 
@@ -56,28 +65,42 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness }) {
   function plan({ nowMs, maxUnitLoad, committed, intervalMs, maxRate, remaining = Infinity }) {
     if (!(maxUnitLoad > 0)) return 0;
     const target = maxUnitLoad / (1 + softness);
-    const currentBin = Math.floor(nowMs / binMs);
+    const reserve = reserveShare * target;
     const pulse = Math.min(1, intervalMs / binMs);
-    const theta = softness * sumSquares * pulse * pulse * target;
-    const intervalSeconds = intervalMs / 1000;
-    const binSeconds = binMs / 1000;
+    /** @type {Plan} */
+    const p = {
+      target,
+      pulse,
+      theta: softness * sumSquares * pulse * pulse * target,
+      maxRate,
+      // U(j) - X̃: the committed load's excess before r and the continuation.
+      excess: Float64Array.from(kernel, (_, j) => committed(Math.floor(nowMs / binMs) + j) - target)
+    };
     /** Continuation bins left after sending at r for this interval. @param {number} r */
-    const continuationBins = (r) => Math.max(0, remaining - r * intervalSeconds) / (target * binSeconds);
-    if (continuationBins(maxRate) < kernel.length) {
-      return planToEnd({ currentBin, target, theta, pulse, committed, maxRate, continuationBins });
-    }
-    // Excess before r: e_j(0).
-    const base = new Float64Array(kernel.length);
-    for (let j = 0; j < kernel.length; j++) {
-      base[j] = committed(currentBin + j) + target * (j === 0 ? 0 : cumulative[j - 1]) - target;
-    }
-    /** Σ p_j·max(0, e_j(r)) - θ·X*: increasing in r. @param {number} r */
+    const continuationBins = (r) => Math.max(0, remaining - r * (intervalMs / 1000)) / (target * (binMs / 1000));
+    const rate = continuationBins(maxRate) < kernel.length
+      ? continuationToEnd(p, reserve, continuationBins, remaining / (intervalMs / 1000))
+      : steadyContinuation(p, target);
+    // The floor: min(ρ, the plan "r now, ρ for ever"), needed only when the rate is under ρ.
+    return rate >= reserve ? rate : Math.max(rate, steadyContinuation({ ...p, maxRate: Math.min(maxRate, reserve) }, reserve));
+  }
+
+  /**
+   * The best r when the continuation is a steady rate c for ever: e_j(r) = U(j) + r·p_j +
+   * c·K(j-1) - X̃ is increasing in r, J is concave, and its maximum solves
+   * Σ_j p_j·max(0, e_j(r)) = θ·X̃ (bisection).
+   * @param {Plan} p
+   * @param {number} c  the continuation's rate, in unit load
+   */
+  function steadyContinuation({ excess, pulse, theta, maxRate, target }, c) {
+    const base = Float64Array.from(excess, (e, j) => e + c * (j === 0 ? 0 : cumulative[j - 1]));
+    /** Σ p_j·max(0, e_j(r)) - θ·X̃: increasing in r. @param {number} r */
     const marginal = (r) => {
       let sum = 0;
       for (let j = 0; j < kernel.length; j++) {
-        const p = pulse * kernel[j];
-        const e = base[j] + r * p;
-        if (e > 0) sum += p * e;
+        const pj = pulse * kernel[j];
+        const e = base[j] + r * pj;
+        if (e > 0) sum += pj * e;
       }
       return sum - theta;
     };
@@ -88,61 +111,80 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness }) {
       hi = Math.min(maxRate, hi * 2);
     }
     let lo = 0;
-    for (let i = 0; i < 50 && hi - lo > 1e-6 * hi; i++) {
+    for (let i = 0; i < 60 && hi - lo > 1e-9 * hi; i++) {
       const mid = (lo + hi) / 2;
       if (marginal(mid) < 0) lo = mid; else hi = mid;
     }
     return lo;
   }
 
-  /** K at a fractional lag x (linear within a bin; 0 before lag 0, 1 past the kernel). @param {number} x */
-  function cumulativeAt(x) {
-    if (x < 0) return 0;
-    const i = Math.floor(x);
-    if (i >= kernel.length - 1) return cumulative[kernel.length - 1];
-    return cumulative[i] + (x - i) * kernel[i + 1];
-  }
-
   /**
-   * The plan with a continuation that ends when the remaining devices are sent.
-   * @param {{ currentBin: number, target: number, theta: number, pulse: number, committed: (bin: number) => number,
-   *   maxRate: number, continuationBins: (r: number) => number }} input
+   * The best r when the continuation sends what is left at X̃ and then goes on at the reserve.
+   * J is not concave here, so: candidates on a linear and a geometric grid over [0, maxRate],
+   * plus the rates where its shape changes (the steady plan's answer; sending all that is
+   * left now; beyond that J is concave again and its best is the plan with the reserve alone),
+   * then golden-section search between the best candidate's neighbours.
+   * @param {Plan} p
+   * @param {number} reserve          ρ, unit load
+   * @param {(r: number) => number} continuationBins
+   * @param {number} allNow            the rate that sends everything left in this interval
    */
-  function planToEnd({ currentBin, target, theta, pulse, committed, maxRate, continuationBins }) {
-    const fixed = new Float64Array(kernel.length);
-    for (let j = 0; j < kernel.length; j++) {
-      fixed[j] = committed(currentBin + j) + target * (j === 0 ? 0 : cumulative[j - 1]) - target;
-    }
+  function continuationToEnd(p, reserve, continuationBins, allNow) {
+    const { excess, pulse, theta, maxRate, target } = p;
+    const withTarget = Float64Array.from(excess, (e, j) => e + target * (j === 0 ? 0 : cumulative[j - 1]));
     /** J(r)·2θX̃ (θX̃ is `theta` here). @param {number} r */
     const objective = (r) => {
       const m = continuationBins(r);
       let penalty = 0;
       for (let j = 0; j < kernel.length; j++) {
-        const e = fixed[j] + r * pulse * kernel[j] - (j === 0 ? 0 : target * cumulativeAt(j - 1 - m));
+        const e = withTarget[j] + r * pulse * kernel[j] - (j === 0 ? 0 : (target - reserve) * cumulativeAt(j - 1 - m));
         if (e > 0) penalty += e * e;
       }
       return 2 * theta * r - penalty;
     };
-    const steps = 64;
+    const candidates = [0, maxRate, steadyContinuation(p, target), Math.min(allNow, maxRate), steadyContinuation(p, reserve)];
+    for (let i = 1; i < 16; i++) candidates.push((maxRate * i) / 16);
+    const low = Math.min(maxRate, Math.max(1e-3, target / 16));
+    for (let i = 0; i < 32; i++) candidates.push(low * Math.pow(maxRate / low, i / 31));
+    candidates.sort((a, b) => a - b);
     let best = 0;
-    let bestValue = objective(0);
-    for (let i = 1; i <= steps; i++) {
-      const r = (maxRate * i) / steps;
-      const value = objective(r);
-      if (value > bestValue) { best = r; bestValue = value; }
+    let bestValue = -Infinity;
+    for (let i = 0; i < candidates.length; i++) {
+      const value = objective(candidates[i]);
+      if (value > bestValue) { best = i; bestValue = value; }
     }
-    // Golden-section search within the grid cells either side of the best point.
-    let lo = Math.max(0, best - maxRate / steps);
-    let hi = Math.min(maxRate, best + maxRate / steps);
+    let lo = candidates[Math.max(0, best - 1)];
+    let hi = candidates[Math.min(candidates.length - 1, best + 1)];
     const ratio = (Math.sqrt(5) - 1) / 2;
-    for (let i = 0; i < 80 && hi - lo > 1e-9 * maxRate; i++) {
-      const a = hi - ratio * (hi - lo);
-      const b = lo + ratio * (hi - lo);
-      if (objective(a) >= objective(b)) hi = b; else lo = a;
+    let a = hi - ratio * (hi - lo);
+    let b = lo + ratio * (hi - lo);
+    let fa = objective(a);
+    let fb = objective(b);
+    for (let i = 0; i < 50 && hi - lo > 1e-6 * maxRate; i++) {
+      if (fa >= fb) { hi = b; b = a; fb = fa; a = hi - ratio * (hi - lo); fa = objective(a); }
+      else { lo = a; a = b; fa = fb; b = lo + ratio * (hi - lo); fb = objective(b); }
     }
-    const refined = (lo + hi) / 2;
-    return objective(refined) >= bestValue ? refined : best;
+    const refined = fa >= fb ? a : b;
+    return Math.max(fa, fb) >= bestValue ? refined : candidates[best];
+  }
+
+  /** K at a fractional lag x, linear within a bin: K(-1) = 0, K(0) = κ(0), …, 1 past the kernel. @param {number} x */
+  function cumulativeAt(x) {
+    if (x <= -1) return 0;
+    if (x < 0) return (x + 1) * kernel[0];
+    const i = Math.floor(x);
+    if (i >= kernel.length - 1) return cumulative[kernel.length - 1];
+    return cumulative[i] + (x - i) * kernel[i + 1];
   }
 
   return { plan };
 }
+
+/**
+ * @typedef {object} Plan  what every candidate plan of one update shares
+ * @property {Float64Array} excess  U(j) - X̃ for the kernel's bins from now
+ * @property {number} target        X̃
+ * @property {number} pulse         T/Δ, at most 1
+ * @property {number} theta         θ·X̃
+ * @property {number} maxRate
+ */

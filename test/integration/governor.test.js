@@ -117,14 +117,19 @@ test('a tick writes the controller\'s rate, counts sends from the grant counters
   await g.redis.hincrby(bucketKey, 'granted', 7);
   await g.redis.hincrby(bucketKey, 'grantedTx', 3);
   await waitFor(async () => g.ticks().some((l) => l.sent === 10), { timeoutMs: 3000, what: 'a tick counting 10 sends' });
+  remaining = Number.NaN;
+  await waitFor(async () => g.ticks().some((l) => l.remaining === null), { timeoutMs: 3000, what: 'a tick with remaining NaN read as unknown' });
+  const ticksBefore = g.ticks().length;
   remaining = -1;
-  await waitFor(async () => g.ticks().some((l) => l.remaining === null), { timeoutMs: 3000, what: 'a tick with remaining unknown' });
+  await waitFor(async () => g.ticks().length > ticksBefore + 1, { timeoutMs: 3000, what: 'ticks with the read failing' });
   await g.governor.stop();
 
   const line = g.ticks().find((l) => l.sent === 10);
   for (const field of ['tick', 'now', 'sent', 'gateway', 'remaining', 'rate', 'reason', 'snapshot']) assert.ok(field in line, `the line has ${field}`);
   assert.equal(line.remaining, 5000, 'the devices still to send');
   assert.ok(g.lines.some((l) => l.msg === 'reading the devices still to send failed' && l.level === 40), 'a failed read is a warning, and counts as unknown');
+  assert.ok(g.observations.every((o) => o.remaining === 5000 || o.remaining === null), 'NaN and failures reach the controller as null');
+  assert.ok(!g.lines.some((l) => l.msg.startsWith('governor tick failed')), 'no tick failed on them');
   assert.equal(line.level, 30, 'logged at info');
   assert.deepEqual(line.gateway, gateway);
   assert.equal(line.rate, 123.5);

@@ -22,6 +22,10 @@ test('sendableDevices: what remains of the running campaigns, less the zone grou
   // 675 + (800 - 500 waiting) = 975; the paused campaign sends nothing now.
   assert.equal(sendableDevices(running, now), 975);
   assert.equal(sendableDevices([], now), 0);
+  // Past its deadline a campaign sends nothing more, whatever it still counts as left or waiting.
+  const late = { campaign: campaign({ total: 900, delivered: 100, deadlineAt: now - 1 }), releases: [{ at: now + 60_000, zones: ['Asia/Tokyo'], devices: 500 }] };
+  assert.equal(sendableDevices([late], now), 0);
+  assert.equal(sendableDevices([late], now - 10), 300);
 });
 
 test('sendableDevices: unknown while a running campaign is still being enqueued', () => {

@@ -164,7 +164,8 @@ test('after a pause longer than idleResetMs, requests per send goes back to the 
 /**
  * The closed loop against a plant with the controller's own wake-up model (a = 0.1 × 15 =
  * 1.5 requests per send, log-normal open delay with median 90 s and σ 1, 60-s sessions), a
- * constant baseline of 400 requests/s, and a gateway of 1,250 requests/s whose p95 is
+ * constant baseline of 400 requests/s (the median follows the option openDelayMedianMs when
+ * given), and a gateway of 1,250 requests/s whose p95 is
  * 50 + 47.9/(1 - ρ) ms, for an hour; with an `audience`, sending stops when it is sent, and
  * with `tellRemaining` the controller is told how many devices are left.
  * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} [options]
@@ -176,13 +177,15 @@ function closedLoop(options = {}, { audience = Infinity, tellRemaining = false }
   const mu = 1250;
   const p95 = (/** @type {number} */ rps) => 50 + 47.9 / Math.max(0.02, 1 - rps / mu);
   const p99 = (/** @type {number} */ rps) => 50 + 73.7 / Math.max(0.02, 1 - rps / mu);
-  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
+  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: options.openDelayMedianMs ?? 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
   const seconds = 3600;
   const load = new Float64Array(seconds + mass.length).fill(baseline);
   const controller = createInspectableController({ sloP95Ms: 400, capacityRps: 1000, maxRate: 30_000, ...options });
   /** @type {GatewaySample[]} */
   const windows = [];
   const rates = new Float64Array(seconds);
+  /** The controller's rate each second (what it allows; `rates` is what was sent). */
+  const allowed = new Float64Array(seconds);
   let rate = 0;
   let sentSince = 0;
   let left = audience;
@@ -195,6 +198,7 @@ function closedLoop(options = {}, { audience = Infinity, tellRemaining = false }
       sentSince = 0;
     }
     if (t >= 0) {
+      allowed[t] = rate;
       const sent = Math.min(rate, left);
       left -= sent;
       if (left <= 0 && doneAt === null) doneAt = t + 1;
@@ -210,7 +214,7 @@ function closedLoop(options = {}, { audience = Infinity, tellRemaining = false }
   }
   let late = 0;
   for (let t = 2400; t < 3600; t++) late += rates[t] / 1200;
-  return { controller, campaignWindows: windows.slice(30), lateRate: late, rates, mass, a, baseline, mu, doneAt };
+  return { controller, campaignWindows: windows.slice(30), lateRate: late, rates, allowed, mass, a, baseline, mu, doneAt };
 }
 
 test('closed loop with a known wake-up model: converges to the SLO capacity without overshoot', () => {
@@ -336,7 +340,10 @@ test('the planner with the devices still to send: the same plan while they cover
 
   const unknown = plan(undefined);
   assert.ok(Math.abs(unknown - maxUnitLoad) < 0.5, `the steady state sends at X*: ${unknown}`);
-  assert.equal(plan(10 * steady * kernel.length + 100_000), unknown, 'devices enough for the whole horizon: the same plan');
+  assert.equal(plan(10 * steady * kernel.length + 200_000), unknown, 'devices enough for the whole horizon: the same plan');
+  // The end 10 bins inside the horizon (the search, not the bisection): only the kernel's far tail is freed.
+  const nearHorizon = plan(10 * steady * (kernel.length - 10) + 100_000);
+  assert.ok(Math.abs(nearHorizon - unknown) <= 1e-3 * unknown, `${nearHorizon} against ${unknown}`);
   const end = plan(10_000);
   assert.ok(end > unknown * 1.1, `the last 10,000 devices go faster (${end.toFixed(1)} against ${unknown.toFixed(1)}/s)`);
 
@@ -369,4 +376,20 @@ test('remaining in the observation: optional, validated; the campaign ends soone
     assert.throws(() => controller.update({ now: 0, sent: 0, gateway: healthy(), remaining: /** @type {any} */ (bad) }), /observation.remaining/);
   }
   assert.doesNotThrow(() => controller.update({ now: 10_000, sent: 0, gateway: healthy(), remaining: null }));
+});
+
+test('after a campaign told its remaining devices ends, the rate keeps room for other sends (reserveShare)', () => {
+  // A 10-minute open delay: the last burst's load lingers, and a plan that kept no room after
+  // it would stop every send, transactional ones too, for as long.
+  const after = (/** @type {number} */ reserveShare) => {
+    const run = closedLoop({ openDelayMedianMs: 600_000, reserveShare }, { audience: 400_000, tellRemaining: true });
+    assert.ok(run.doneAt !== null && run.doneAt < 3000, 'the campaign is sent');
+    const peak = Math.max(...run.campaignWindows.map((w) => w.p95Ms));
+    assert.ok(peak <= 400, `p95 peaked at ${peak.toFixed(0)} ms`);
+    return Math.min(...run.allowed.slice(/** @type {number} */ (run.doneAt), /** @type {number} */ (run.doneAt) + 300));
+  };
+  const kept = after(CONTROLLER_DEFAULTS.reserveShare);
+  const none = after(0);
+  assert.ok(kept >= 20, `the rate stays at ${kept.toFixed(1)}/s or more in the 5 minutes after the campaign`);
+  assert.ok(none < kept / 10, `without the reserve it falls to ${none.toFixed(1)}/s`);
 });
