@@ -32,6 +32,7 @@ export function observeController(controller, { registry, sloMs, series, logger 
     m.gatewayP99.set(g ? g.p99Ms / 1000 : NaN);
     m.gatewayRps.set(g ? g.rps : NaN);
     m.gatewayErrors.set(g ? g.errorRatio : NaN);
+    m.remaining.set(typeof observation.remaining === 'number' ? observation.remaining : NaN);
     const s = /** @type {Record<string, unknown>} */ (typeof controller.snapshot === 'function' ? controller.snapshot() ?? {} : {});
     const num = (/** @type {unknown} */ v) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
     m.planned.set(num(s.planned));

@@ -191,6 +191,7 @@ export function controllerMetrics(registry) {
       predictedLoad: gauge('pushpace_controller_predicted_load_requests_per_second', 'Gateway load the controller predicts for its plan: baseline + requests per send × planned wake-up load.'),
       baseline: gauge('pushpace_controller_baseline_requests_per_second', 'Estimated gateway traffic that is not caused by pushes.'),
       requestsPerSend: gauge('pushpace_controller_requests_per_send', 'Estimated gateway requests each send causes (open probability × requests per open).'),
+      remaining: gauge('pushpace_controller_remaining_devices', 'Devices the running campaigns still had to send at the last decision; NaN when unknown.'),
       lastDecision: gauge('pushpace_controller_last_decision_timestamp_seconds', 'Unix time of the last decision.'),
       reason: new Gauge({ name: 'pushpace_controller_reason', help: '1 for the reason of the last decision, 0 for the others.', labelNames: ['reason'], registers, aggregator: 'max' }),
       decisions: new Counter({ name: 'pushpace_controller_decisions_total', help: 'Controller decisions by reason.', labelNames: ['reason'], registers }),

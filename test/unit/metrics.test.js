@@ -54,8 +54,9 @@ test('controller decisions become gauges and a governor series point', async () 
   const before = validateExposition(exposition(await registry.metrics()));
   assert.ok(Number.isNaN(sampleValue(before, 'pushpace_controller_rate_per_second')), 'no decision yet: NaN, not 0');
 
-  assert.deepEqual(controller.update({ now: 0, sent: 5, gateway: { p95Ms: 250, p99Ms: 400, errorRatio: 0.001, rps: 700 } }), { rate: 120, reason: 'plan' });
+  assert.deepEqual(controller.update({ now: 0, sent: 5, gateway: { p95Ms: 250, p99Ms: 400, errorRatio: 0.001, rps: 700 }, remaining: 4321 }), { rate: 120, reason: 'plan' });
   const families = validateExposition(exposition(await registry.metrics()));
+  assert.equal(sampleValue(families, 'pushpace_controller_remaining_devices'), 4321);
   assert.equal(sampleValue(families, 'pushpace_controller_rate_per_second'), 120);
   assert.equal(sampleValue(families, 'pushpace_controller_capacity_requests_per_second'), 900);
   assert.equal(sampleValue(families, 'pushpace_controller_predicted_load_requests_per_second'), 600);
@@ -64,6 +65,9 @@ test('controller decisions become gauges and a governor series point', async () 
   assert.equal(sampleValue(families, 'pushpace_gateway_latency_p95_seconds'), 0.25);
   assert.equal(sampleValue(families, 'pushpace_gateway_slo_p95_seconds'), 0.4);
   assert.deepEqual(points, [{ p95Ms: 250, sloMs: 400, rate: 120, reason: 'plan' }]);
+  controller.update({ now: 10_000, sent: 0, gateway: null });
+  const unknown = validateExposition(exposition(await registry.metrics()));
+  assert.ok(Number.isNaN(sampleValue(unknown, 'pushpace_controller_remaining_devices')), 'remaining unknown: NaN, not 0');
   assert.equal(typeof controllerMetrics(registry).watchLeadership, 'function');
 });
 
