@@ -77,24 +77,28 @@ export function campaignProgress(campaign, { rate, now = Date.now(), achievedRat
 /** @typedef {ReturnType<typeof campaignProgress>} CampaignProgress */
 
 /**
- * Devices the running campaigns can still send now: what remains of each, less the zone
- * groups of a local-time campaign still waiting for their release. The governor tells the
- * pacing controller, whose plan then uses the room the last sends leave behind. null while
- * a running campaign's audience is still being enqueued: its total is not known yet.
- * Paused campaigns, and campaigns past their deadline, send nothing now and count nothing.
+ * Devices the running campaigns still have to send, now or at a zone group's later release.
+ * The governor tells the pacing controller, whose plan then uses the room the last sends
+ * leave behind. A group released later counts: its sends will need room within the wake-up
+ * horizon, and leaving it out would let the plan spend that room on a burst first. Groups due
+ * after the campaign's deadline are never sent and do not count. null while a running
+ * campaign's audience is still being enqueued: its total is not known yet. Paused campaigns,
+ * and campaigns past their deadline, send nothing and count nothing.
  * @param {Array<{ campaign: Campaign, releases: ReleaseGroup[] }>} running
  * @param {number} [now]
  * @returns {number | null}
  */
-export function sendableDevices(running, now = Date.now()) {
+export function devicesStillToSend(running, now = Date.now()) {
   let devices = 0;
   for (const { campaign, releases } of running) {
     if (campaign.state !== 'running') continue;
     if (!campaign.enqueued) return null;
     // Past the campaign's deadline nothing more is sent: what is left expires.
-    if (campaign.deadlineAt !== null && now >= campaign.deadlineAt) continue;
-    const progress = campaignProgress(campaign, { rate: 0, now, releases });
-    devices += Math.max(0, progress.remaining - (progress.waiting?.devices ?? 0));
+    const deadline = campaign.deadlineAt;
+    if (deadline !== null && now >= deadline) continue;
+    const { remaining } = campaignProgress(campaign, { rate: 0, now, releases });
+    const neverSent = deadline === null ? 0 : releases.filter((group) => group.at >= deadline).reduce((n, group) => n + group.devices, 0);
+    devices += Math.max(0, remaining - neverSent);
   }
   return devices;
 }

@@ -7,7 +7,7 @@ import { createInspectableController } from './pacing/controller.js';
 import { createGatewayMetrics } from './gateway-metrics/gateway-metrics.js';
 import { createGovernor } from './governor.js';
 import { createCampaignStore } from './campaign-store.js';
-import { sendableDevices } from './campaign-progress.js';
+import { devicesStillToSend } from './campaign-progress.js';
 import { observeGovernor } from './metrics/process-observers.js';
 import { detachedOps } from './metrics/ops-server.js';
 
@@ -50,7 +50,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
     readRemaining: async () => {
       const running = (await campaigns.active()).filter((campaign) => campaign.state === 'running');
       const releases = await Promise.all(running.map((campaign) => (campaign.localTime ? campaigns.releases(campaign.id) : [])));
-      return sendableDevices(running.map((campaign, i) => ({ campaign, releases: releases[i] })));
+      return devicesStillToSend(running.map((campaign, i) => ({ campaign, releases: releases[i] })));
     },
     logger,
     // One decision per metrics window: the controller expects observations at that pace,

@@ -44,7 +44,7 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  * @param {Controller} options.controller  createController / createInspectableController, or a fake
  * @param {() => Promise<GatewaySample | null>} options.readGateway  null when no metrics are available
  * @param {() => Promise<number | null>} [options.readRemaining]  devices the running campaigns still
- *   have to send (campaign-progress.js sendableDevices); null, or no function, when unknown
+ *   have to send (campaign-progress.js devicesStillToSend); null, or no function, when unknown
  * @param {import('pino').Logger} options.logger
  * @param {number} options.tickMs          time between decisions (the controller's metrics window)
  * @param {() => number} [options.now]     the controller's clock, ms
