@@ -82,7 +82,7 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
       ? continuationToEnd(p, reserve, continuationBins, remaining / (intervalMs / 1000))
       : steadyContinuation(p, target);
     // The floor: min(ρ, the plan "r now, ρ for ever"), needed only when the rate is under ρ.
-    return rate >= reserve ? rate : Math.max(rate, steadyContinuation({ ...p, maxRate: Math.min(maxRate, reserve) }, reserve));
+    return rate >= reserve ? rate : Math.max(rate, Math.min(reserve, steadyContinuation(p, reserve)));
   }
 
   /**
