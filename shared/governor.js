@@ -193,7 +193,7 @@ export function createGovernor({
       lastGranted = granted;
       const [gateway, read] = await Promise.all([readOrNull(readGateway, 'gateway metrics'), readOrNull(readRemaining, 'the devices still to send')]);
       // Anything but a count (a corrupt counter read as NaN) is unknown: the controller would refuse it.
-      const remaining = typeof read === 'number' && Number.isFinite(read) && read >= 0 ? read : null;
+      const remaining = countOrNull(read);
       const at = now();
       const decision = controller.update({ now: at, sent, gateway, remaining });
       lastSeenNow = at;
@@ -290,6 +290,10 @@ function parseJournalEntry(line) {
   if (!entry || typeof entry !== 'object') return null;
   const { now, sent, granted } = entry;
   if (!Number.isFinite(now) || !Number.isFinite(sent) || sent < 0 || !Number.isFinite(granted) || granted < 0) return null;
-  const remaining = Number.isFinite(entry.remaining) && entry.remaining >= 0 ? entry.remaining : null;
-  return { now, sent, granted, gateway: entry.gateway ?? null, remaining };
+  return { now, sent, granted, gateway: entry.gateway ?? null, remaining: countOrNull(entry.remaining) };
+}
+
+/** A device count as the controller takes it, or null (unknown) for anything else. @param {unknown} value */
+function countOrNull(value) {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
 }

@@ -93,7 +93,7 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
    * @param {number} c  the continuation's rate, in unit load
    */
   function steadyContinuation({ excess, pulse, theta, maxRate, target }, c) {
-    const base = Float64Array.from(excess, (e, j) => e + c * (j === 0 ? 0 : cumulative[j - 1]));
+    const base = withContinuation(excess, c);
     /** Σ p_j·max(0, e_j(r)) - θ·X̃: increasing in r. @param {number} r */
     const marginal = (r) => {
       let sum = 0;
@@ -131,7 +131,7 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
    */
   function continuationToEnd(p, reserve, continuationBins, allNow) {
     const { excess, pulse, theta, maxRate, target } = p;
-    const withTarget = Float64Array.from(excess, (e, j) => e + target * (j === 0 ? 0 : cumulative[j - 1]));
+    const withTarget = withContinuation(excess, target);
     /** J(r)·2θX̃ (θX̃ is `theta` here). @param {number} r */
     const objective = (r) => {
       const m = continuationBins(r);
@@ -166,6 +166,11 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
     }
     const refined = fa >= fb ? a : b;
     return Math.max(fa, fb) >= bestValue ? refined : candidates[best];
+  }
+
+  /** e_j before r: the excess plus a continuation at c for ever from the next bin, c·K(j-1). @param {Float64Array} excess @param {number} c */
+  function withContinuation(excess, c) {
+    return Float64Array.from(excess, (e, j) => e + c * (j === 0 ? 0 : cumulative[j - 1]));
   }
 
   /** K at a fractional lag x, linear within a bin: K(-1) = 0, K(0) = κ(0), …, 1 past the kernel. @param {number} x */
