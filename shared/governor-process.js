@@ -42,9 +42,11 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       const reading = await metrics.read();
       if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
       const g = reading.gateway;
-      // Latency and load are what the controller steers by; without them the reading
-      // counts as unavailable. A missing p99 or error ratio is read as the p95 and none.
-      if (!g || g.p95Ms === null || g.rps === null) return null;
+      // Latency is what the controller steers by; without it the reading counts as
+      // unavailable. A missing p99 or error ratio is read as the p95 and none. A source that
+      // sees no request rate (the active probe) passes rps null, and the controller reads the
+      // load off its latency curve.
+      if (!g || g.p95Ms === null) return null;
       return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: g.rps };
     },
     readRemaining: async () => {

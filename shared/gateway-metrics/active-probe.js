@@ -35,9 +35,10 @@ export function sampleQuantile(sorted, q) {
 
 /**
  * An active-probe gateway metric source. It starts probing at once and until close().
- * Its `rps` is the probe's own request rate (probes per second in the window), not the
- * gateway's traffic: the controller's estimators need the gateway's total rate, so pair this
- * source with another for rps, or expect those estimates to be meaningless.
+ * It cannot see the gateway's traffic, so its `rps` is null: the controller then reads the
+ * gateway's load off its latency curve. (It once answered its own probes per second there,
+ * and the controller read 2.7 probes/s as the gateway's load: requests per send fell to 0,
+ * the plan flooded the gateway.) `probes` is how many results the window holds.
  * Errors are answers other than 2xx, connection failures and timeouts.
  * @param {ActiveProbeOptions} options
  * @returns {GatewayMetricSource}
@@ -102,14 +103,14 @@ export function createActiveProbeSource(options) {
       if (ageMs > staleAfterMs) return unavailable(ageMs, staleAfterMs, lastError);
       const latencies = results.map((r) => r.latencyMs).sort((a, b) => a - b);
       const failed = results.filter((r) => !r.ok).length;
-      const spanMs = Math.min(windowMs, Math.max(intervalMs, at - results[0].at));
       return {
         gateway: {
           p95Ms: sampleQuantile(latencies, 0.95),
           p99Ms: sampleQuantile(latencies, 0.99),
           errorRatio: failed / results.length,
-          rps: results.length / (spanMs / 1000)
+          rps: null
         },
+        probes: results.length,
         stale: false,
         ageMs
       };

@@ -10,7 +10,8 @@ import { InputError } from '../errors.js';
  * @property {number | null} p95Ms
  * @property {number | null} p99Ms
  * @property {number | null} errorRatio  failed / all requests in the window, 0..1
- * @property {number | null} rps         requests per second over the window
+ * @property {number | null} rps         requests per second over the window; always null from a
+ *   source that sees latency only (the active probe)
  */
 
 /**
@@ -22,6 +23,7 @@ import { InputError } from '../errors.js';
  * @property {boolean} stale
  * @property {number} ageMs
  * @property {string} [error]
+ * @property {number} [probes]  the active probe: results in the window behind the answer
  */
 
 /**

@@ -30,7 +30,7 @@ export function observeController(controller, { registry, sloMs, series, logger 
     m.decisions.inc({ reason: decision.reason });
     m.gatewayP95.set(g ? g.p95Ms / 1000 : NaN);
     m.gatewayP99.set(g ? g.p99Ms / 1000 : NaN);
-    m.gatewayRps.set(g ? g.rps : NaN);
+    m.gatewayRps.set(g?.rps ?? NaN);
     m.gatewayErrors.set(g ? g.errorRatio : NaN);
     m.remaining.set(typeof observation.remaining === 'number' ? observation.remaining : NaN);
     const s = /** @type {Record<string, unknown>} */ (typeof controller.snapshot === 'function' ? controller.snapshot() ?? {} : {});

@@ -46,6 +46,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   /** The load the base latency was seen at (0: the configured idle latency). */
   let baseRps = 0;
   let lastObserved = Infinity;
+  /** A capacity loss was seen: the next healthy window measures the base point anew. */
+  let rebase = false;
 
   /**
    * The rate at which this window's gateway would reach the setpoint.
@@ -68,10 +70,55 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     return mu * (1 - idleMs / setpointMs);
   }
 
-  /** @param {{ rps: number, p95Ms: number }} window */
+  /**
+   * One metrics window. `rps` null: the source sees latency only (an active probe); the
+   * window then moves the base latency but says nothing about the capacity, which needs the
+   * load the latency was seen at.
+   * @param {{ rps: number | null, p95Ms: number }} window
+   */
   function update({ rps, p95Ms }) {
-    if (!(p95Ms > 0) || !(rps >= 0)) return;
+    if (!(p95Ms > 0)) return;
+    if (rps === null) {
+      learnBase(p95Ms, 0);
+      return;
+    }
+    if (!(rps >= 0)) return;
+    learnBase(p95Ms, rps);
+    const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
+    lastObserved = cObs;
+    const floor = capacity * (1 - dropLimit);
+    if (cObs < capacity) {
+      // Between the setpoint and the SLO the evidence is noisy (one window's p95), so move a
+      // share of the way; over the SLO, faster; at twice the SLO, all the way at once.
+      const gain = p95Ms >= 2 * sloMs ? 1 : p95Ms >= sloMs ? Math.max(dropGain, 0.5) : dropGain;
+      const before = capacity;
+      capacity = Math.max(floor, capacity + gain * (cObs - capacity));
+      // A window over the SLO at a load well under the estimate: the gateway lost capacity
+      // (a noisy neighbour). The base point was measured on the old curve, and kept, it makes
+      // the two-point fit read the recovery as no capacity at all (an independent model's
+      // two drops: 6-9 sends/s for 12 minutes after the first). Forget it; the next healthy
+      // windows measure it again.
+      if (p95Ms >= sloMs && baseLatencyMs === null && rps < 0.8 * before) rebase = true;
+    } else {
+      // Latency says there is more room. Trust it when the gateway is loaded near the
+      // estimate; when it is not, only recover towards the prior.
+      const target = rps >= activeShare * capacity ? cObs : Math.min(cObs, capacityRps);
+      if (target > capacity) capacity = Math.min(capacity * (1 + riseLimit), capacity + riseGain * (target - capacity));
+    }
+  }
+
+  /**
+   * The lower envelope of p95 and the load it was seen at.
+   * @param {number} p95Ms @param {number} rps
+   */
+  function learnBase(p95Ms, rps) {
     if (baseLatencyMs === null) {
+      if (rebase && p95Ms < setpointMs) {
+        base = Math.min(p95Ms, 0.9 * setpointMs);
+        baseRps = rps;
+        rebase = false;
+        return;
+      }
       // The lower envelope of p95: follows drops fast and rises slowly, and only on healthy
       // windows, so an overload (whose latency is queueing, not the idle gateway's) cannot
       // drag it up; a lasting change such as a slower downstream still gets through in a few
@@ -87,26 +134,38 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
         baseRps += 0.002 * (rps - baseRps);
       }
     }
-    const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
-    lastObserved = cObs;
-    const floor = capacity * (1 - dropLimit);
-    if (cObs < capacity) {
-      // Between the setpoint and the SLO the evidence is noisy (one window's p95), so move a
-      // share of the way; over the SLO, faster; at twice the SLO, all the way at once.
-      const gain = p95Ms >= 2 * sloMs ? 1 : p95Ms >= sloMs ? Math.max(dropGain, 0.5) : dropGain;
-      capacity = Math.max(floor, capacity + gain * (cObs - capacity));
-    } else {
-      // Latency says there is more room. Trust it when the gateway is loaded near the
-      // estimate; when it is not, only recover towards the prior.
-      const target = rps >= activeShare * capacity ? cObs : Math.min(cObs, capacityRps);
-      if (target > capacity) capacity = Math.min(capacity * (1 + riseLimit), capacity + riseGain * (target - capacity));
-    }
+  }
+
+  /**
+   * The total load a latency-only window implies, read off the latency curve the estimator
+   * holds: through the base (ℓ₀, idle) and the capacity at the setpoint (Ĉ, ℓ*),
+   * ℓ(λ) = ℓ₀/(1 − λ/μ) with μ = Ĉ·ℓ* ÷ (ℓ* − ℓ₀), so λ(ℓ) = μ·(1 − ℓ₀/ℓ). At the setpoint
+   * it reads Ĉ exactly, whatever the true curve, so the plan's fixed point stays at the
+   * setpoint latency; away from it the error is absorbed into the baseline estimate. The
+   * base is read as the idle gateway's latency, so loads are counted from the base's load:
+   * below it the curve says nothing (0). The variance propagates a p95 noise of
+   * `latencyNoise`·ℓ through the curve's slope μ·ℓ₀/ℓ². Over `censorMs` (the gateway
+   * saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
+   * @param {number} p95Ms
+   * @param {number} latencyNoise  relative noise of one window's p95
+   * @param {number} censorMs      latency above which the load is only a lower bound
+   * @returns {{ rps: number, variance: number, censored: boolean }}
+   */
+  function loadAtLatency(p95Ms, latencyNoise, censorMs) {
+    const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
+    const mu = (capacity * setpointMs) / (setpointMs - l0);
+    const censored = p95Ms >= censorMs;
+    const l = Math.max(l0, Math.min(p95Ms, censorMs));
+    const rps = mu * (1 - l0 / l);
+    const slope = (mu * l0) / (l * l);
+    return { rps, variance: (slope * latencyNoise * l) ** 2 + 1, censored };
   }
 
   return {
     update,
+    loadAtLatency,
     get capacity() { return capacity; },
-    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved }; }
+    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase }; }
   };
 }
 

@@ -17,6 +17,7 @@ import { InputError } from '../errors.js';
  * @property {number} staleAfterMs      gateway metrics missing for longer than this: decay to safeRate
  * @property {number} staleDecayMs      time constant of that decay
  * @property {number} safeRate          sends/s the controller decays to without metrics (kept within [minRate, maxRate])
+ * @property {number} coldStartShare    with no metrics yet, a campaign whose whole wake-up load (prior upper bound) is under this share of capacityRps goes out at once
  *
  * The wake-up model's priors
  * @property {number} openProbability   share of sends whose user opens the app
@@ -49,6 +50,7 @@ import { InputError } from '../errors.js';
  * @property {number} baselineDrift     random walk of the baseline, share per √minute
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
+ * @property {number} latencyNoise      a window's p95 dispersion, as a share: with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing
  * @property {number} binMs             time step of the send history and the plan
@@ -70,6 +72,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   staleAfterMs: 60_000,
   staleDecayMs: 60_000,
   safeRate: 20,
+  coldStartShare: 0.1,
 
   openProbability: 0.1,
   requestsPerOpen: 15,
@@ -98,6 +101,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   baselineDrift: 0.005,
   gainDrift: 0.003,
   rpsNoise: 0.02,
+  latencyNoise: 0.15,
 
   binMs: 10_000,
   metricsWindowMs: 10_000,
@@ -135,6 +139,7 @@ export function resolveControllerOptions(options = {}) {
   if (o.minRate > o.maxRate) throw new InputError(`controller option minRate (${o.minRate}) is above maxRate (${o.maxRate})`);
   if (o.binMs % 1000 !== 0) throw new InputError(`controller option binMs must be a whole number of seconds, got ${o.binMs}`);
   if (o.reserveShare > 1) throw new InputError(`controller option reserveShare must be ≤ 1 (a share of the steady rate), got ${o.reserveShare}`);
+  if (o.coldStartShare > 1) throw new InputError(`controller option coldStartShare must be ≤ 1 (a share of capacityRps), got ${o.coldStartShare}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);

@@ -23,8 +23,10 @@
  * @param {number} options.gainDrift         random walk of a, as a share of a per √minute
  * @param {number} options.rpsNoise          extra dispersion of measured rps, as a share of rps
  * @param {number} options.windowSeconds     metrics window: Poisson noise of a rate over it is √(y/T)
+ * @param {number} [options.maxLoad]         the most load the gateway can carry: the baseline is kept below it
+ * @param {number} [options.maxGain]         the most requests per send that is plausible: the estimate is kept below it
  */
-export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, baselineDrift, gainDrift, rpsNoise, windowSeconds }) {
+export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, baselineDrift, gainDrift, rpsNoise, windowSeconds, maxLoad = Infinity, maxGain = Infinity }) {
   let baseline = 0;
   let gain = requestsPerSend;
   // Covariance [[pBB, pBa], [pBa, paa]].
@@ -50,30 +52,37 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
   /**
    * What the filter expects of a window, before seeing it: the innovation (observed minus
    * predicted rps) and its variance. The model bank scores its members with these.
-   * @param {{ rps: number, unitLoad: number, dtMs: number }} observation
+   * @param {WindowObservation} observation
    */
-  function predict({ rps, unitLoad: u, dtMs }) {
+  function predict({ rps, unitLoad: u, dtMs, variance }) {
     const p = drifted(dtMs);
     return {
       innovation: rps - (baseline + gain * u),
-      variance: p.pBB + 2 * u * p.pBa + u * u * p.paa + measurementVariance(rps)
+      variance: p.pBB + 2 * u * p.pBa + u * u * p.paa + (variance ?? measurementVariance(rps))
     };
   }
 
   /**
    * One metrics window: observed total rps and the unit load predicted for the same window.
-   * @param {{ rps: number, unitLoad: number, dtMs: number }} observation
+   * A censored window (the gateway saturated, so its counter shows throughput, or its latency
+   * is a queue's) says only that the load was at least `rps`: it corrects the estimates when
+   * they predict less, and is no evidence when they predict more (a Tobit-style update).
+   * Leaving such windows out, as this filter first did, meant it never learned from the
+   * overloads it caused: a flash sale's baseline stayed at 238 requests/s against a true
+   * 550, and the plan overloaded the gateway again as soon as it recovered.
+   * @param {WindowObservation} observation
    */
-  function update({ rps, unitLoad, dtMs }) {
-    const noise = measurementVariance(rps);
+  function update({ rps, unitLoad, dtMs, variance, censored = false }) {
+    const noise = variance ?? measurementVariance(rps);
     if (!initialised) {
-      baseline = Math.max(0, rps - gain * unitLoad);
+      baseline = Math.min(maxLoad, Math.max(0, rps - gain * unitLoad));
       pBB = noise + (0.2 * rps) ** 2;
       initialised = true;
       return;
     }
     // Predict: both drift as random walks over the time since the last window.
     ({ pBB, pBa, paa } = drifted(dtMs));
+    if (censored && baseline + gain * unitLoad >= rps) return;
 
     // Correct, with the innovation clipped at 3 standard deviations so that one odd window
     // (a spike of non-push traffic) moves the estimates only a bounded step.
@@ -83,8 +92,10 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
     const innovation = Math.max(-limit, Math.min(limit, rps - (baseline + gain * u)));
     const kB = (pBB + u * pBa) / s;
     const ka = (pBa + u * paa) / s;
-    baseline = Math.max(0, baseline + kB * innovation);
-    gain = Math.max(minGain, gain + ka * innovation);
+    // Plausible bounds: no load below 0 or beyond the gateway's saturation, and requests per
+    // send within a factor of the prior that no campaign leaves (see maxGain).
+    baseline = Math.min(maxLoad, Math.max(0, baseline + kB * innovation));
+    gain = Math.min(maxGain, Math.max(minGain, gain + ka * innovation));
     const nBB = pBB - kB * kB * s;
     const nBa = pBa - kB * ka * s;
     const naa = paa - ka * ka * s;
@@ -132,6 +143,18 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
   }
 
   /**
+   * A jump in the baseline was detected (a flash sale, another campaign's wake-ups): widen
+   * its variance by the size of the jump seen, so the next windows re-estimate it instead of
+   * creeping towards it at the random walk's pace, and so the jump is read as baseline,
+   * not as requests per send.
+   * @param {number} jumpRps
+   */
+  function bumpBaseline(jumpRps) {
+    pBB += jumpRps * jumpRps;
+    pBa = 0;
+  }
+
+  /**
    * Forgets what was learned about requests per send (a new campaign may engage users
    * differently); the baseline stays.
    */
@@ -144,6 +167,7 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
   return {
     predict,
     update,
+    bumpBaseline,
     resetGain,
     loadBound,
     maxUnitLoad,
@@ -154,5 +178,14 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
     }
   };
 }
+
+/**
+ * @typedef {object} WindowObservation
+ * @property {number} rps        total requests/s over the window (measured, or read off the latency curve)
+ * @property {number} unitLoad   the unit load the send history predicts for the window
+ * @property {number} dtMs       time since the previous window
+ * @property {number} [variance] the measurement's variance; default: Poisson counting plus `rpsNoise`
+ * @property {boolean} [censored] the load was at least `rps` (a saturated gateway)
+ */
 
 /** @typedef {ReturnType<typeof createParameterEstimator>} ParameterEstimator */

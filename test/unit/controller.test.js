@@ -167,11 +167,12 @@ test('after a pause longer than idleResetMs, requests per send goes back to the 
  * constant baseline of 400 requests/s (the median follows the option openDelayMedianMs when
  * given), and a gateway of 1,250 requests/s whose p95 is
  * 50 + 47.9/(1 - ρ) ms, for an hour; with an `audience`, sending stops when it is sent, and
- * with `tellRemaining` the controller is told how many devices are left.
+ * with `tellRemaining` the controller is told how many devices are left; with `latencyOnly` the
+ * windows carry no request rate (an active probe's).
  * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} [options]
  * @param {{ audience?: number, tellRemaining?: boolean }} [campaign]
  */
-function closedLoop(options = {}, { audience = Infinity, tellRemaining = false } = {}) {
+function closedLoop(options = {}, { audience = Infinity, tellRemaining = false, latencyOnly = false } = {}) {
   const a = 1.5;
   const baseline = 400;
   const mu = 1250;
@@ -209,7 +210,7 @@ function closedLoop(options = {}, { audience = Infinity, tellRemaining = false }
     if ((t + 300 + 1) % 10 === 0) {
       let mean = 0;
       for (let s = t - 9; s <= t; s++) mean += (s < 0 ? baseline : load[s]) / 10;
-      windows.push({ p95Ms: p95(mean), p99Ms: p99(mean), errorRatio: 0, rps: mean });
+      windows.push({ p95Ms: p95(mean), p99Ms: p99(mean), errorRatio: 0, rps: latencyOnly ? null : mean });
     }
   }
   let late = 0;
@@ -392,4 +393,80 @@ test('after a campaign told its remaining devices ends, the rate keeps room for 
   const none = after(0);
   assert.ok(kept >= 20, `the rate stays at ${kept.toFixed(1)}/s or more in the 5 minutes after the campaign`);
   assert.ok(none < kept / 10, `without the reserve it falls to ${none.toFixed(1)}/s`);
+});
+
+test('a latency-only source (rps null): the load is read off the latency curve, the reason says so, and the loop settles at the setpoint', () => {
+  const { controller, campaignWindows, lateRate } = closedLoop({}, { latencyOnly: true });
+  const peak = Math.max(...campaignWindows.map((w) => w.p95Ms));
+  assert.ok(peak <= 400, `p95 peaked at ${peak.toFixed(0)} ms, over the 400 ms SLO`);
+  const setpointMs = CONTROLLER_DEFAULTS.setpointRatio * 400;
+  const expected = (1250 * (1 - 47.9 / (setpointMs - 50)) - 400) / 1.5;
+  // Slower than with the rate (the curve's slope is a guess), but never a flood and never a stall.
+  assert.ok(lateRate > 0.7 * expected && lateRate < 1.05 * expected, `settled at ${lateRate.toFixed(0)} sends/s, expected about ${expected.toFixed(0)}`);
+  const s = controller.snapshot();
+  assert.equal(s.mode, 'latency-only');
+  assert.ok(s.requestsPerSend > 0.3 && s.requestsPerSend < 10, `requests per send ${s.requestsPerSend}`);
+  assert.equal(s.capacity, 1000, 'a latency-only window says nothing about the capacity: it stays at the prior');
+});
+
+test('an active probe\'s samples never count as gateway load: requests per send stays plausible and the reason says latency-only', () => {
+  // The failure this replaces: the probe reported its own 2.7 requests/s as rps, requests per
+  // send fell to 0 within 4 ticks, and the plan went to 746/s.
+  const controller = createInspectableController({ sloP95Ms: 500, capacityRps: 35, openProbability: 0.2, requestsPerOpen: 3, openDelayMedianMs: 8000, binMs: 2000, metricsWindowMs: 2000, metricsLagMs: 0, maxRate: 2000 });
+  let d = controller.update({ now: 0, sent: 0, gateway: { p95Ms: 40, p99Ms: 60, errorRatio: 0, rps: null } });
+  for (let t = 1; t <= 60; t++) d = controller.update({ now: t * 2000, sent: d.rate * 2, gateway: { p95Ms: 40 + t, p99Ms: 60 + t, errorRatio: 0, rps: null } });
+  assert.equal(d.reason === 'plan-latency-only' || d.reason === 'min-rate' || d.reason === 'max-rate', true, d.reason);
+  const s = controller.snapshot();
+  assert.ok(s.requestsPerSend >= 0.6 * 0.1, `requests per send fell to ${s.requestsPerSend}`);
+  // 35 requests/s of capacity at 1.8 requests per send at most: a rate in the hundreds would flood it.
+  assert.ok(d.rate < 100, `rate ${d.rate}`);
+});
+
+test('overload is evidence: saturated windows raise the baseline estimate instead of being dropped', () => {
+  const w = warmed({});
+  const before = w.controller.snapshot().baseline;
+  // The gateway saturates at 700 requests/s served (a flash sale), nothing sent.
+  for (let i = 0; i < 6; i++) w.step({ p95Ms: 2500, p99Ms: 4000, errorRatio: 0, rps: 700 });
+  const after = w.controller.snapshot().baseline;
+  assert.ok(before < 420 && after > 650, `baseline ${before.toFixed(0)} → ${after.toFixed(0)}`);
+});
+
+test('a jump in the baseline is detected and re-estimated within a few windows', () => {
+  const w = warmed({});
+  /** @type {number[]} */
+  const seen = [];
+  for (let i = 0; i < 5; i++) {
+    w.step({ p95Ms: 200, p99Ms: 260, errorRatio: 0, rps: 800 });
+    seen.push(w.controller.snapshot().baseline);
+  }
+  const s = w.controller.snapshot();
+  assert.ok(s.baselineJumps >= 1, 'the jump was not detected');
+  assert.ok(seen[4] > 760, `baseline after 5 windows: ${seen.map((b) => b.toFixed(0)).join(', ')}`);
+});
+
+test('cold start: with no metrics yet, a campaign whose whole wake-up load fits well inside the prior headroom goes out at once', () => {
+  const small = createController({ capacityRps: 1000 });
+  const d = small.update({ now: 0, sent: 0, gateway: null, remaining: 1000 });
+  assert.equal(d.reason, 'cold-start');
+  assert.ok(d.rate * 10 >= 1000, `rate ${d.rate}: 1,000 devices not within one 10-s interval`);
+  // A big one does not: blind, it waits at the safe rate.
+  const big = createController({ capacityRps: 1000 });
+  const b = big.update({ now: 0, sent: 0, gateway: null, remaining: 1_000_000 });
+  assert.equal(b.reason, 'stale');
+  assert.equal(b.rate, CONTROLLER_DEFAULTS.safeRate);
+});
+
+test('after a capacity loss the capacity fit forgets its old base point and measures it again', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  const c = createCapacityEstimator({ capacityRps: 1000, setpointMs: 320, sloMs: 400, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9 });
+  for (let i = 0; i < 20; i++) c.update({ rps: 400, p95Ms: 150 });
+  assert.ok(Math.abs(c.snapshot().baseRps - 400) < 1);
+  // A noisy neighbour: over the SLO at 500 requests/s, well under the estimate.
+  c.update({ rps: 500, p95Ms: 900 });
+  assert.equal(c.snapshot().rebase, true);
+  c.update({ rps: 250, p95Ms: 230 });
+  const s = c.snapshot();
+  assert.equal(s.rebase, false);
+  assert.equal(s.baseRps, 250);
+  assert.equal(s.baseLatencyMs, 230);
 });
