@@ -41,6 +41,7 @@ export const DEFAULTS = Object.freeze({
   DASHBOARD_PUBLIC: 'true',
   GATEWAY_METRICS: 'none',
   GATEWAY_HISTOGRAM: 'http_request_duration_seconds',
+  GATEWAY_REQUEST_RATE: 'measured',
   // The governor's pacing controller: the operator-facing options, defaulting to the
   // controller's own (shared/pacing/controller-options.js, explained in docs/pacing.md).
   PACING_SLO_P95_MS: CONTROLLER_DEFAULTS.sloP95Ms,
@@ -58,6 +59,7 @@ export const DEFAULTS = Object.freeze({
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
 const GATEWAY_METRIC_KINDS = ['none', 'prometheus-api', 'metrics-scrape', 'active-probe'];
+const GATEWAY_REQUEST_RATES = ['measured', 'none'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
 const AWS_CREDENTIAL_VARS = [
   'AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE',
@@ -155,9 +157,13 @@ function snsConfig(env, read, emulatorPort) {
 function gatewayMetricsConfig(env, read) {
   const kind = /** @type {'none' | 'prometheus-api' | 'metrics-scrape' | 'active-probe'} */ (read.oneOf('GATEWAY_METRICS', GATEWAY_METRIC_KINDS));
   const histogram = read.string('GATEWAY_HISTOGRAM', /^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'a Prometheus metric name');
-  if (kind === 'none') return { kind, url: null, histogram };
+  // none: the source's request rate is not the gateway's whole load (a histogram of one
+  // route, a sampled exporter), so the controller reads the load off the latency, as it
+  // always does for the active probe, which sees no request rate at all.
+  const requestRate = /** @type {'measured' | 'none'} */ (read.oneOf('GATEWAY_REQUEST_RATE', GATEWAY_REQUEST_RATES));
+  if (kind === 'none') return { kind, url: null, histogram, requestRate };
   if (!env.GATEWAY_METRICS_URL?.trim()) throw new ConfigError(`GATEWAY_METRICS_URL is required when GATEWAY_METRICS is ${kind}`);
-  return { kind, url: read.url('GATEWAY_METRICS_URL', ['http:', 'https:']), histogram };
+  return { kind, url: read.url('GATEWAY_METRICS_URL', ['http:', 'https:']), histogram, requestRate };
 }
 
 /**

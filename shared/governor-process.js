@@ -19,7 +19,7 @@ import { detachedOps } from './metrics/ops-server.js';
  * @param {import('./metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startGovernor(config, logger, ops = detachedOps('governor')) {
-  const { kind, url } = config.gatewayMetrics;
+  const { kind, url, requestRate } = config.gatewayMetrics;
   // Without metrics the controller can only hold the rate at its safe floor, which
   // would quietly cap every campaign: refuse to start instead.
   if (kind === 'none' || !url) {
@@ -47,7 +47,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       // sees no request rate (the active probe) passes rps null, and the controller reads the
       // load off its latency curve.
       if (!g || g.p95Ms === null) return null;
-      return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: g.rps };
+      return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: requestRate === 'none' ? null : g.rps };
     },
     readRemaining: async () => {
       const running = (await campaigns.active()).filter((campaign) => campaign.state === 'running');
@@ -85,7 +85,10 @@ export function gatewaySourceOptions(config) {
   const { kind, url, histogram } = config.gatewayMetrics;
   const windowMs = config.pacing.controller.metricsWindowMs;
   switch (kind) {
-    case 'prometheus-api': return { kind, url, metric: histogram, range: `${Math.max(30, Math.round(windowMs / 1000))}s` };
+    case 'prometheus-api': {
+      const range = `${Math.max(30, Math.round(windowMs / 1000))}s`;
+      return { kind, url, metric: histogram, range, ...(config.gatewayMetrics.requestRate === 'none' ? { queries: { rps: null } } : {}) };
+    }
     case 'metrics-scrape': return { kind, url, histogram };
     // At least five probes in each window: fewer give no useful p95.
     case 'active-probe': return { kind, url, windowMs, intervalMs: Math.min(1000, Math.floor(windowMs / 5)) };

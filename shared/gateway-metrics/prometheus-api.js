@@ -25,7 +25,9 @@ import { unavailable, finiteOrNull, messageOf, positive } from './reading.js';
 /**
  * @typedef {object} PrometheusApiOptions
  * @property {string} url             base URL of the Prometheus server, e.g. http://prometheus:9090
- * @property {Partial<PrometheusQueries>} [queries]  overrides of the default queries
+ * @property {Partial<Omit<PrometheusQueries, 'rps'>> & { rps?: string | null }} [queries]  overrides of the
+ *   default queries; `rps: null` asks for no request rate (the reading's rps is then null, and the
+ *   controller reads the load off the latency)
  * @property {string} [range]         range of the default queries' rate() windows (default '1m')
  * @property {string} [metric]        histogram the default queries use (default 'http_request_duration_seconds')
  * @property {number} [latencyScaleMs]  ms per unit of the latency queries' answer (default 1000: seconds)
@@ -127,7 +129,8 @@ export function createPrometheusApiSource(options) {
       let results;
       try {
         results = await Promise.all([
-          instant(queries.p95), instant(queries.p99), instant(queries.errorRatio), instant(queries.rps),
+          instant(queries.p95), instant(queries.p99), instant(queries.errorRatio),
+          queries.rps === null ? Promise.resolve({ value: null, atMs: null }) : instant(queries.rps),
           ageQuery ? instant(ageQuery) : Promise.resolve(null)
         ]);
       } catch (err) {

@@ -58,7 +58,7 @@ test('passwords never appear in messages', () => {
 test('a gateway metric source needs its URL', () => {
   assert.throws(() => loadConfig({ GATEWAY_METRICS: 'metrics-scrape' }), /^ConfigError: GATEWAY_METRICS_URL is required when GATEWAY_METRICS is metrics-scrape$/);
   assert.deepEqual({ ...loadConfig({ GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: 'http://gw:8080/healthz' }).gatewayMetrics },
-    { kind: 'active-probe', url: 'http://gw:8080/healthz', histogram: 'http_request_duration_seconds' });
+    { kind: 'active-probe', url: 'http://gw:8080/healthz', histogram: 'http_request_duration_seconds', requestRate: 'measured' });
 });
 
 test('the governor\'s controller options come from PACING_*, the controller\'s defaults otherwise', () => {
@@ -85,4 +85,11 @@ test('each bad PACING_* variable is named in the error', () => {
   };
   assertEachNamed(cases);
   assert.throws(() => loadConfig({ PACING_MIN_RATE: '50', PACING_MAX_RATE: '10' }), /^ConfigError: PACING_MIN_RATE must not be above PACING_MAX_RATE/);
+});
+
+test('GATEWAY_REQUEST_RATE: measured by default, none reads the load off the latency, anything else names the variable', () => {
+  const base = { GATEWAY_METRICS: 'metrics-scrape', GATEWAY_METRICS_URL: 'http://gateway:9090/metrics' };
+  assert.equal(loadConfig(base).gatewayMetrics.requestRate, 'measured');
+  assert.equal(loadConfig({ ...base, GATEWAY_REQUEST_RATE: 'none' }).gatewayMetrics.requestRate, 'none');
+  assert.throws(() => loadConfig({ ...base, GATEWAY_REQUEST_RATE: 'probe' }), /GATEWAY_REQUEST_RATE/);
 });

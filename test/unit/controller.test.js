@@ -170,7 +170,7 @@ test('after a pause longer than idleResetMs, requests per send goes back to the 
  * with `tellRemaining` the controller is told how many devices are left; with `latencyOnly` the
  * windows carry no request rate (an active probe's).
  * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} [options]
- * @param {{ audience?: number, tellRemaining?: boolean }} [campaign]
+ * @param {{ audience?: number, tellRemaining?: boolean, latencyOnly?: boolean }} [campaign]
  */
 function closedLoop(options = {}, { audience = Infinity, tellRemaining = false, latencyOnly = false } = {}) {
   const a = 1.5;
