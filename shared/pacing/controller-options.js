@@ -28,6 +28,10 @@ import { InputError } from '../errors.js';
  * @property {number} priorUncertainty  requests per send is believed to lie below prior × this (at `confidence` standard deviations)
  * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
  * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
+ * @property {number} responseHorizonMs the learned wake-up response (impulse-response.js) covers lags up to this long (0: no learned member)
+ * @property {number} responseMaxBins   and at most this many bins of binMs (its update costs O(bins²))
+ * @property {number} responseFloorShare  the learned response's prior lets every lag carry load up to about this share of the prior's peak (room for a second hump or a heavy tail; more room learns them sooner and plans more cautiously until it has)
+ * @property {number | null} responseConfidence  the most standard deviations the learned member plans at (null: the bank's own rule, like every member)
  *
  * Capacity
  * @property {number} capacityRps       prior: gateway requests/s at the setpoint p95, total (all traffic)
@@ -81,6 +85,10 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   sessionMs: 60_000,
   priorUncertainty: 3,
   shapeUncertainty: 0.2,
+  responseHorizonMs: 0,
+  responseMaxBins: 360,
+  responseFloorShare: 0.02,
+  responseConfidence: null,
   idleResetMs: 300_000,
 
   capacityRps: 1000,
@@ -110,7 +118,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 });
 
 /** Options that may be null. */
-const NULLABLE = new Set(['cutHoldMs', 'baseLatencyMs']);
+const NULLABLE = new Set(['cutHoldMs', 'baseLatencyMs', 'responseConfidence']);
 
 /**
  * Defaults applied and every value checked; throws an InputError naming the option.

@@ -80,7 +80,7 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare
   });
-  const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.best().massPerSecond);
+  const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
 
   /** @type {number | null} */

@@ -28,16 +28,19 @@
 // over the SLO; counting the members' disagreement as measurement noise (errors in
 // variables), which made a wrong member win in a world with a narrower delay spread.
 
-import { binKernel, cumulativeKernel, normalCdf, normalQuantile, requestTimeMassPerSecond } from './wake-up-model.js';
-import { createLoadLedger } from './load-ledger.js';
-import { createParameterEstimator } from './parameter-estimator.js';
-import { createRatePlanner } from './rate-planner.js';
+import { normalCdf, normalQuantile } from './wake-up-model.js';
+import { maxUnitLoadOf, loadBoundOf } from './parameter-estimator.js';
+import { createShapeMember, createLearnedMember } from './bank-members.js';
 import { lossGuardRate } from './loss-guard.js';
+
+/** @typedef {import('./bank-members.js').BankMember} BankMember */
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
 /** The log-likelihoods forget with this time constant, so the bank can follow a change. */
 const MEMORY_MS = 30 * 60_000;
+/** The learned member's complexity penalty, in log-likelihood (see score()). */
+const LEARNED_PENALTY = 10;
 
 /** @param {Readonly<ControllerOptions>} o */
 export function createModelBank(o) {
@@ -45,58 +48,35 @@ export function createModelBank(o) {
   const shapes = o.shapeUncertainty > 0
     ? [[1, 1], [1 / f, 1], [f, 1], [1, 1 / f], [1, f]]
     : [[1, 1]];
-  const requestsPerSend = o.openProbability * o.requestsPerOpen;
-  const pastBins = Math.ceil((o.metricsLagMs + o.metricsWindowMs) / o.binMs) + 2;
-  const models = shapes.map(([medianFactor, sigmaFactor]) => {
-    const massPerSecond = requestTimeMassPerSecond({
-      openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * medianFactor, sigma: o.openDelaySigma * sigmaFactor }],
-      session: { kind: 'uniform', lengthMs: o.sessionMs }
-    }, { tailMass: o.kernelTailMass });
-    const kernel = binKernel(massPerSecond, o.binMs / 1000);
-    const cumulative = cumulativeKernel(kernel);
-    return {
-      medianFactor,
-      sigmaFactor,
-      massPerSecond,
-      kernel,
-      ledger: createLoadLedger({ kernel, binMs: o.binMs, pastBins }),
-      params: createParameterEstimator({
-        requestsPerSend,
-        // priorUncertainty is where the upper confidence bound starts: prior + z·sd = prior × factor.
-        requestsPerSendSd: (requestsPerSend * (o.priorUncertainty - 1)) / Math.max(o.confidence, 1),
-        baselineDrift: o.baselineDrift,
-        gainDrift: o.gainDrift,
-        rpsNoise: o.rpsNoise,
-        windowSeconds: o.metricsWindowMs / 1000,
-        // Plausible bounds: every user opening the app and making 20× the requests the
-        // operator expects per open; a baseline of 10× the prior capacity.
-        maxGain: 20 * o.requestsPerOpen,
-        maxLoad: 10 * o.capacityRps
-      }),
-      planner: createRatePlanner({ kernel, cumulative, binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare }),
-      logLikelihood: 0,
-      /** Standard deviations this member plans at; null when it does not count. @type {number | null} */
-      z: null,
-      lastMaxUnitLoad: 0,
-      lastPlan: 0
-    };
-  });
-
+  const shapeMembers = shapes.map(([medianFactor, sigmaFactor]) => createShapeMember(o, medianFactor, sigmaFactor));
   /** The member with the configured prior shape. */
-  const nominal = models[0];
+  const nominal = shapeMembers[0];
+  /** The learned response (0 responseHorizonMs: none). */
+  const learned = o.responseHorizonMs > 0 ? createLearnedMember(o, nominal.kernel) : null;
+  /** @type {BankMember[]} */
+  const members = [...shapeMembers];
+  if (learned) members.push(learned);
+  const models = members.map((member) => ({
+    member,
+    logLikelihood: 0,
+    /** Standard deviations this member plans at; null when it does not count. @type {number | null} */
+    z: /** @type {number | null} */ (null),
+    lastMaxUnitLoad: 0,
+    lastPlan: 0
+  }));
+  const nominalModel = models[0];
 
   /** Sends made at a steady pace over [fromMs, toMs). @param {number} nowMs @param {number} fromMs @param {number} toMs @param {number} count */
   function record(nowMs, fromMs, toMs, count) {
-    for (const m of models) {
-      m.ledger.advanceTo(Math.floor(nowMs / o.binMs));
-      m.ledger.addSends(fromMs, toMs, count);
-    }
+    for (const m of models) m.member.record(nowMs, fromMs, toMs, count);
   }
 
   /** CUSUM of the likeliest member's standardised innovations, for baseline jumps. */
   const jump = { score: 0, sum: 0, count: 0 };
   /** Jumps detected so far, for logs. */
   let jumps = 0;
+  /** The push load the likeliest member predicted for the last window. */
+  let lastPush = 0;
 
   /**
    * One metrics window: every member scores its prediction, then updates its filter.
@@ -106,36 +86,44 @@ export function createModelBank(o) {
   function observe({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false }) {
     const decay = Math.exp(-Math.max(0, dtMs) / MEMORY_MS);
     const top = best();
-    /** @type {{ innovation: number, variance: number } | null} */
+    /** @type {{ innovation: number, variance: number, push: number } | null} */
     let topPrediction = null;
+    const window = { rps, windowStartMs, windowEndMs, dtMs, variance, censored };
     for (const m of models) {
-      const unitLoad = m.ledger.meanOver(windowStartMs, windowEndMs);
-      if (m.params.initialised) {
-        const prediction = m.params.predict({ rps, unitLoad, dtMs, variance });
+      if (m.member.initialised) {
+        const prediction = m.member.predict(window);
         const { innovation, variance: s } = prediction;
-        if (m === top) topPrediction = prediction;
+        if (m === top) topPrediction = { ...prediction, push: rps - prediction.innovation - m.member.estimate().baseline };
         // A censored window that the member predicted above says nothing about it.
         if (!censored || innovation > 0) m.logLikelihood = decay * m.logLikelihood - 0.5 * (Math.min(innovation * innovation / s, 50) + Math.log(s));
       }
-      m.params.update({ rps, unitLoad, dtMs, variance, censored });
+      m.member.update(window);
     }
-    if (topPrediction) detectJump(topPrediction);
+    if (topPrediction) detectJump(topPrediction, rps);
   }
 
   /**
    * A baseline that jumps (a flash sale, a TV spot) shows as innovations that stay positive
    * window after window, which the filter's random walk follows only at its slow pace: an
    * independent model's flash sale kept the baseline estimate at 238 requests/s for minutes
-   * against a true 550. A one-sided CUSUM (Page 1954) of the standardised innovations,
-   * with slack k = 0.5 and threshold h = 5 (about one false alarm in 900 windows of pure
-   * noise; a jump of 3 standard deviations is caught in two windows), widens every member's
-   * baseline variance by the mean innovation of the run, so the next windows re-estimate it.
-   * Only upward: a baseline that falls leaves room, and the filter's drift follows it.
-   * @param {{ innovation: number, variance: number }} prediction
+   * against a true 550. A one-sided CUSUM (Page 1954) of the standardised innovations, with
+   * slack k = 2.5 and threshold h = 5 (a step of 10% of the load is caught in one window, one
+   * of 6% in three), widens every member's baseline variance by the mean innovation of the
+   * run, so the next windows re-estimate it. Only upward: a baseline that falls leaves room,
+   * and the filter's drift follows it.
+   * @param {{ innovation: number, variance: number, push: number }} prediction  push: the push load it predicted
+   * @param {number} rps  the window's load
    */
-  function detectJump({ innovation, variance }) {
-    const standardised = innovation / Math.sqrt(variance);
-    jump.score = Math.max(0, jump.score + standardised - 0.5);
+  function detectJump({ innovation, variance, push }, rps) {
+    const pushStep = Math.abs(push - lastPush);
+    lastPush = push;
+    // Standardised by the larger of the innovation's deviation and 5% of the load: a wake-up
+    // hump the model did not expect (a second wave of openers) also makes innovations of many
+    // deviations, but it grows over minutes, a few percent of the load per window; a baseline
+    // jump is a step. Read as a jump, such a hump let the baseline absorb push load.
+    const predicted = rps - innovation;
+    const standardised = innovation / Math.max(Math.sqrt(variance), 0.05 * Math.abs(predicted));
+    jump.score = Math.max(0, jump.score + standardised - 2.5);
     if (jump.score === 0) {
       jump.sum = 0;
       jump.count = 0;
@@ -145,7 +133,16 @@ export function createModelBank(o) {
     jump.count++;
     if (jump.score < 5) return;
     const size = jump.sum / jump.count;
-    for (const m of models) m.params.bumpBaseline(size);
+    // While the model expects the push load itself to step (a burst's first wake-ups), a
+    // step it did not expect may be those wake-ups: fast openers. Read as baseline, push load
+    // would be forgotten and sent again. The plain filter is the cautious reading there.
+    if (pushStep > 0.5 * size) {
+      jump.score = 0;
+      jump.sum = 0;
+      jump.count = 0;
+      return;
+    }
+    for (const m of models) m.member.bumpBaseline(size);
     jumps++;
     jump.score = 0;
     jump.sum = 0;
@@ -155,7 +152,7 @@ export function createModelBank(o) {
   /** Back to the prior gain and shape: the next sends may belong to another campaign. */
   function resetGain() {
     for (const m of models) {
-      m.params.resetGain();
+      m.member.resetGain();
       m.logLikelihood = 0;
     }
   }
@@ -169,11 +166,12 @@ export function createModelBank(o) {
   function weigh() {
     const top = best();
     let sum = 0;
-    for (const m of models) sum += Math.exp(m.logLikelihood - top.logLikelihood);
+    for (const m of models) sum += Math.exp(score(m) - score(top));
     for (const m of models) {
-      const tail = alpha / (models.length * (Math.exp(m.logLikelihood - top.logLikelihood) / sum));
+      const tail = alpha / (models.length * (Math.exp(score(m) - score(top)) / sum));
       // The likeliest member always counts, at its mean at least (with confidence 0).
       m.z = tail < 0.5 ? normalQuantile(1 - tail) : m === top ? 0 : null;
+      if (m.member === learned && m.z !== null && o.responseConfidence !== null) m.z = Math.min(m.z, o.responseConfidence);
     }
   }
 
@@ -188,18 +186,19 @@ export function createModelBank(o) {
     let rate = Infinity;
     for (const m of models) {
       if (m.z === null) continue;
-      m.lastMaxUnitLoad = m.params.maxUnitLoad(capacityRps, m.z);
-      m.lastPlan = m.planner.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, committed: m.ledger.at, intervalMs, maxRate: o.maxRate, remaining });
+      const estimate = m.member.estimate();
+      m.lastMaxUnitLoad = maxUnitLoadOf(estimate, capacityRps, m.z);
+      m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
-        const { baseline, requestsPerSend: gain, requestsPerSendSd } = m.params.snapshot();
+        const { baseline, gain, paa } = estimate;
         const saturationRps = (1 - o.lossShare) * o.saturationRatio * capacityRps;
         m.lastPlan = Math.min(m.lastPlan, lossGuardRate({
-          kernel: m.kernel,
+          kernel: m.member.kernel,
           binMs: o.binMs,
-          committed: m.ledger.at,
+          committed: m.member.committed,
           currentBin: Math.floor(nowMs / o.binMs),
           baselineRps: baseline,
-          requestsPerSend: gain + m.z * requestsPerSendSd,
+          requestsPerSend: gain + m.z * Math.sqrt(paa),
           saturationRps,
           queueLimit: (saturationRps * o.lossQueueMs) / 1000,
           detectionBins,
@@ -219,14 +218,27 @@ export function createModelBank(o) {
   function coldStartLoad(count) {
     const upperGain = o.openProbability * o.requestsPerOpen * o.priorUncertainty;
     let peak = 0;
-    for (const m of models) for (const k of m.kernel) peak = Math.max(peak, k);
+    for (const m of models) for (const k of m.member.kernel) peak = Math.max(peak, k);
     return (upperGain * count * peak) / (o.binMs / 1000);
+  }
+
+  /**
+   * A member's log-likelihood, less a complexity penalty for the learned one: with a weight
+   * per lag it fits every window's noise a little better than any two-parameter shape, and
+   * its wider uncertainty would then set the plan in worlds the shapes describe well (in the
+   * simulator: all-users' gain learned slower, bimodal openers 2.9× slower than the bank of
+   * shapes alone). With the penalty it takes over only where the shapes clearly misfit: a
+   * likelihood ratio of e^10.
+   * @param {typeof models[number]} m
+   */
+  function score(m) {
+    return m.member === learned ? m.logLikelihood - LEARNED_PENALTY : m.logLikelihood;
   }
 
   /** The most likely member (the prior's shape until the data say otherwise). */
   function best() {
-    let top = nominal;
-    for (const m of models) if (m.logLikelihood > top.logLikelihood) top = m;
+    let top = nominalModel;
+    for (const m of models) if (score(m) > score(top)) top = m;
     return top;
   }
 
@@ -237,23 +249,28 @@ export function createModelBank(o) {
     plan,
     best,
     coldStartLoad,
-    get initialised() { return nominal.params.initialised; },
+    /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
+    nominalMassPerSecond: nominal.massPerSecond,
+    get initialised() { return nominal.initialised; },
     /** For logs and charts. */
     snapshot() {
       const top = best();
+      const estimate = top.member.estimate();
       return {
-        ...top.params.snapshot(),
-        medianFactor: top.medianFactor,
-        sigmaFactor: top.sigmaFactor,
+        ...top.member.snapshot(),
+        shape: top.member.label,
+        medianFactor: top.member.medianFactor,
+        sigmaFactor: top.member.sigmaFactor,
         plausibleModels: models.filter((m) => m.z !== null).length,
         baselineJumps: jumps,
         maxUnitLoad: top.lastMaxUnitLoad,
-        uncertaintyRps: top.params.loadBound(top.lastMaxUnitLoad, o.confidence) - top.params.loadBound(top.lastMaxUnitLoad, 0),
+        uncertaintyRps: loadBoundOf(estimate, top.lastMaxUnitLoad, o.confidence) - loadBoundOf(estimate, top.lastMaxUnitLoad, 0),
         members: models.map((m) => ({
-          medianFactor: m.medianFactor,
-          sigmaFactor: m.sigmaFactor,
-          requestsPerSend: m.params.snapshot().requestsPerSend,
-          logLikelihood: m.logLikelihood - top.logLikelihood,
+          shape: m.member.label,
+          medianFactor: m.member.medianFactor,
+          sigmaFactor: m.member.sigmaFactor,
+          requestsPerSend: m.member.estimate().gain,
+          logLikelihood: score(m) - score(top),
           z: m.z,
           plannedRate: m.lastPlan
         }))

@@ -111,35 +111,16 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
    * @param {number} z  standard deviations
    */
   function loadBound(x, z) {
-    return baseline + gain * x + z * Math.sqrt(Math.max(0, pBB + 2 * x * pBa + x * x * paa));
+    return loadBoundOf({ baseline, gain, pBB, pBa, paa }, x, z);
   }
 
   /**
-   * The largest unit load x ≥ 0 whose load bound stays within `capacity` (0 if even none
-   * fits). The bound is convex in x, so the feasible set is an interval: find its lowest
-   * point, then bisect for its upper end.
+   * The largest unit load x ≥ 0 whose load bound stays within `capacity` (0 if even none fits).
    * @param {number} capacity
    * @param {number} z
    */
   function maxUnitLoad(capacity, z) {
-    let hi = Math.max(0, (capacity - baseline) / gain);
-    if (hi === 0) return 0;
-    let lo = 0;
-    // Ternary search for the minimum of the convex bound on [0, hi].
-    let a = 0;
-    let b = hi;
-    for (let i = 0; i < 60; i++) {
-      const m1 = a + (b - a) / 3;
-      const m2 = b - (b - a) / 3;
-      if (loadBound(m1, z) <= loadBound(m2, z)) b = m2; else a = m1;
-    }
-    lo = (a + b) / 2;
-    if (loadBound(lo, z) > capacity) return 0;
-    for (let i = 0; i < 60; i++) {
-      const mid = (lo + hi) / 2;
-      if (loadBound(mid, z) <= capacity) lo = mid; else hi = mid;
-    }
-    return lo;
+    return maxUnitLoadOf({ baseline, gain, pBB, pBa, paa }, capacity, z);
   }
 
   /**
@@ -177,6 +158,53 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
       return { baseline, requestsPerSend: gain, baselineSd: Math.sqrt(pBB), requestsPerSendSd: Math.sqrt(paa), correlation: pBa / Math.sqrt(pBB * paa) };
     }
   };
+}
+
+/**
+ * @typedef {object} LoadEstimate  baseline B, requests per send a, and their covariance
+ * @property {number} baseline
+ * @property {number} gain
+ * @property {number} pBB
+ * @property {number} pBa
+ * @property {number} paa
+ */
+
+/**
+ * Upper confidence bound of the total load B + a·x if the push-induced unit load is x.
+ * @param {LoadEstimate} e
+ * @param {number} x
+ * @param {number} z  standard deviations
+ */
+export function loadBoundOf({ baseline, gain, pBB, pBa, paa }, x, z) {
+  return baseline + gain * x + z * Math.sqrt(Math.max(0, pBB + 2 * x * pBa + x * x * paa));
+}
+
+/**
+ * The largest unit load x ≥ 0 whose load bound stays within `capacity` (0 if even none
+ * fits). The bound is convex in x, so the feasible set is an interval: find its lowest
+ * point, then bisect for its upper end.
+ * @param {LoadEstimate} e
+ * @param {number} capacity
+ * @param {number} z
+ */
+export function maxUnitLoadOf(e, capacity, z) {
+  let hi = Math.max(0, (capacity - e.baseline) / e.gain);
+  if (hi === 0) return 0;
+  // Ternary search for the minimum of the convex bound on [0, hi].
+  let a = 0;
+  let b = hi;
+  for (let i = 0; i < 60; i++) {
+    const m1 = a + (b - a) / 3;
+    const m2 = b - (b - a) / 3;
+    if (loadBoundOf(e, m1, z) <= loadBoundOf(e, m2, z)) b = m2; else a = m1;
+  }
+  let lo = (a + b) / 2;
+  if (loadBoundOf(e, lo, z) > capacity) return 0;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (loadBoundOf(e, mid, z) <= capacity) lo = mid; else hi = mid;
+  }
+  return lo;
 }
 
 /**
