@@ -304,8 +304,17 @@ test('workers/governor.js probing a live gateway steers the bucket from real rea
       .map((line) => JSON.parse(line)).find((entry) => entry.gateway !== null), { timeoutMs: 30_000, what: 'a tick with gateway readings' });
     assert.ok(tick.gateway.p95Ms >= 5 && tick.gateway.p95Ms < 1000, `p95 ${tick.gateway.p95Ms} ms`);
     assert.equal(tick.gateway.errorRatio, 0);
+    // The probe sees latency only: no request rate reaches the controller, and it says so.
+    assert.equal(tick.gateway.rps, null);
+    assert.match(tick.reason, /^(plan-latency-only|max-rate)$/);
     assert.ok(tick.rate > 0);
     assert.equal(tick.remaining, 1200, 'the running campaign\'s devices still to send');
+    // Cold start: the tick before any probe had answered sent the 1,200 at once (their whole
+    // wake-up load is a sliver of the prior capacity), not at the 20/s safe rate (60 s).
+    // The first tick already sends the campaign's 1,200 devices within one 10-s window: their
+    // whole wake-up load is a sliver of the prior capacity.
+    const first = output.split('\n').filter((line) => line.includes('"governor tick"')).map((line) => JSON.parse(line))[0];
+    assert.ok(first.rate * 10 >= 1200, `first rate ${first.rate}/s (${first.reason})`);
     const redis = createRedis(REDIS_URL);
     try {
       const rate = Number(await redis.hget(redisKeys(prefix).bucket, 'rate'));
@@ -318,5 +327,44 @@ test('workers/governor.js probing a live gateway steers the bucket from real rea
     const [code] = await once(child, 'exit');
     gateway.close();
     assert.equal(code, 0);
+  }
+});
+
+test('workers/governor.js with no metrics yet (cold start): a small campaign goes out at once, not at the safe rate', { timeout: 30_000 }, async () => {
+  // A port nothing listens on: every read fails, as before a scrape source's first window.
+  const net = await import('node:net');
+  const closed = net.createServer();
+  await new Promise((resolve) => closed.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const port = /** @type {import('node:net').AddressInfo} */ (closed.address()).port;
+  await new Promise((resolve) => closed.close(() => resolve(undefined)));
+  const prefix = newPrefix();
+  const store = createCampaignStore(connect(), { keyPrefix: prefix });
+  const campaign = await store.create({ name: 'small', message: { title: 'Hi', body: 'There' }, source: 'test' });
+  await store.addTotal(campaign.id, 1000);
+  await store.markEnqueued(campaign.id, 1);
+  const child = spawn(process.execPath, [join(ROOT, 'workers/governor.js')], {
+    env: { PATH: process.env.PATH ?? '', REDIS_URL, KEY_PREFIX: prefix, LOG_LEVEL: 'info', SEND_RATE: '20',
+      GATEWAY_METRICS: 'metrics-scrape', GATEWAY_METRICS_URL: `http://127.0.0.1:${port}/metrics` },
+    stdio: ['ignore', 'pipe', 'pipe']
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
+  try {
+    const tick = await waitFor(async () => output.split('\n').filter((line) => line.includes('"governor tick"'))
+      .map((line) => JSON.parse(line))[0], { timeoutMs: 20_000, what: 'the first tick' });
+    assert.equal(tick.gateway, null);
+    assert.equal(tick.remaining, 1000);
+    assert.equal(tick.reason, 'cold-start');
+    // 1,000 devices within one 10-s metrics window (the issue's target: under 30 s; before: 50 s at 20/s).
+    assert.ok(tick.rate >= 100, `rate ${tick.rate}/s`);
+    const redis = createRedis(REDIS_URL);
+    try {
+      assert.equal(Number(await redis.hget(redisKeys(prefix).bucket, 'rate')), tick.rate);
+    } finally {
+      redis.disconnect();
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
   }
 });
