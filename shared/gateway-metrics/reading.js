@@ -4,8 +4,9 @@ import { InputError } from '../errors.js';
 /**
  * One gateway window as a source measured it. A field is null when the source has no value
  * for it (Prometheus answered NaN or an empty vector; no requests in the window, so no
- * latency quantile). Note that the pacing controller uses a sample only when all four
- * fields are numbers; it treats any other sample as "metrics unavailable".
+ * latency quantile). Note that the pacing controller uses a sample only when the latency
+ * and error fields are numbers (the governor fills a missing p99 and error ratio); a null
+ * rps means latency-only, and the controller reads the load off the latency.
  * @typedef {object} GatewayMeasurement
  * @property {number | null} p95Ms
  * @property {number | null} p99Ms
