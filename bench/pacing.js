@@ -34,11 +34,13 @@ const LOSS_GUARDS = [{ lossShare: 0.4, lossQueueMs: 28_000 }, { lossShare: 0.4, 
  * @property {string} strategy
  * @property {number | null} completionSeconds
  * @property {number | null} oracleRatio        completion / the oracle's
+ * @property {number | null} informedRatio      completion / the informed oracle's (it learns of unannounced events when the metrics show them)
  * @property {number} sloViolationShare
  * @property {number} gatewayErrors
  * @property {number} peakP95Ms
  * @property {number} runtimeMs
- * @property {boolean | null} targetsMet        adaptive rows only: within 1.15× the oracle, ≤ 1% windows over the SLO, no errors (and ≥ 5× faster than batches on all-users)
+ * @property {boolean | null} targetsMet        adaptive rows only: within 1.15× the oracle, ≤ 1% windows over the SLO, no errors (and ≥ 5× faster than batches on all-users);
+ *   with an unannounced event (the noisy neighbour), judged against the informed oracle: within 1.15× its time, within 2 points of its windows over the SLO, no errors unless it has some
  */
 
 /**
@@ -46,6 +48,7 @@ const LOSS_GUARDS = [{ lossShare: 0.4, lossQueueMs: 28_000 }, { lossShare: 0.4, 
  * @property {string} scenario
  * @property {number} seeds
  * @property {{ mean: number, worst: number }} oracleRatio
+ * @property {{ mean: number, worst: number }} informedRatio
  * @property {{ mean: number, worst: number }} sloViolationShare
  * @property {{ mean: number, worst: number }} gatewayErrors
  * @property {number} met  seeds on which every target was met
@@ -108,11 +111,16 @@ export function benchPacing({ scenarios, chartsDir = CHARTS, seeds = 10, referen
     const byName = Object.fromEntries(results.map((r) => [r.strategy, r]));
     const oracle = /** @type {number} */ (byName.oracle.completionSeconds);
     const ratio = (/** @type {number | null} */ seconds) => (seconds !== null && oracle ? seconds / oracle : null);
+    const informed = byName['informed-oracle'];
+    const informedRatio = (/** @type {number | null} */ seconds) => (seconds !== null && informed.completionSeconds ? seconds / informed.completionSeconds : null);
+    // Unannounced events are judged against the informed oracle (issue #11); the clairvoyant column stays for reference.
+    const eventful = [...scenario.gateway.capacityChanges, ...scenario.baseline.spikes].some((e) => !e.announced);
+    const meets = (/** @type {import('../sim/simulate.js').SimulationResult} */ run) => (eventful ? meetsInformedTargets(informedRatio(run.completionSeconds), run, informed) : meetsTargets(ratio(run.completionSeconds), run));
     for (const r of results) {
       largestRunMs = Math.max(largestRunMs, r.runtimeMs);
       let targetsMet = null;
       if (r.strategy === 'adaptive') {
-        targetsMet = meetsTargets(ratio(r.completionSeconds), r);
+        targetsMet = meets(r);
         if (name === 'all-users') {
           const batches = byName.batches.completionSeconds;
           targetsMet &&= batches !== null && r.completionSeconds !== null && batches / r.completionSeconds >= PACING_TARGETS.minSpeedupOverBatches;
@@ -123,6 +131,7 @@ export function benchPacing({ scenarios, chartsDir = CHARTS, seeds = 10, referen
         strategy: r.strategy,
         completionSeconds: r.completionSeconds,
         oracleRatio: ratio(r.completionSeconds),
+        informedRatio: informedRatio(r.completionSeconds),
         sloViolationShare: r.sloViolationShare,
         gatewayErrors: r.gatewayErrors,
         peakP95Ms: r.peakP95Ms,
@@ -134,15 +143,15 @@ export function benchPacing({ scenarios, chartsDir = CHARTS, seeds = 10, referen
     // The adaptive strategy over several seeds: the noise differs, the world does not (the
     // oracle's schedule depends on no random draw).
     if (seeds > 0) {
-      /** @type {Array<{ ratio: number, share: number, errors: number, met: boolean }>} */
+      /** @type {Array<{ ratio: number, informed: number, share: number, errors: number, met: boolean }>} */
       const runs = [];
       for (let k = 0; k < seeds; k++) {
         const r = k === 0 ? byName.adaptive : simulate({ ...scenario, seed: scenario.seed + 1000 * k }, 'adaptive');
         largestRunMs = Math.max(largestRunMs, r.runtimeMs);
-        runs.push({ ratio: ratio(r.completionSeconds) ?? Infinity, share: r.sloViolationShare, errors: r.gatewayErrors, met: meetsTargets(ratio(r.completionSeconds), r) });
+        runs.push({ ratio: ratio(r.completionSeconds) ?? Infinity, informed: informedRatio(r.completionSeconds) ?? Infinity, share: r.sloViolationShare, errors: r.gatewayErrors, met: meets(r) });
       }
       const stat = (/** @type {(r: typeof runs[number]) => number} */ f) => ({ mean: runs.reduce((s, r) => s + f(r), 0) / runs.length, worst: Math.max(...runs.map(f)) });
-      seedRows.push({ scenario: name, seeds, oracleRatio: stat((r) => r.ratio), sloViolationShare: stat((r) => r.share), gatewayErrors: stat((r) => r.errors), met: runs.filter((r) => r.met).length });
+      seedRows.push({ scenario: name, seeds, oracleRatio: stat((r) => r.ratio), informedRatio: stat((r) => r.informed), sloViolationShare: stat((r) => r.share), gatewayErrors: stat((r) => r.errors), met: runs.filter((r) => r.met).length });
     }
 
     if (references) {
@@ -154,8 +163,9 @@ export function benchPacing({ scenarios, chartsDir = CHARTS, seeds = 10, referen
       }, 'adaptive');
       /** @type {Record<string, number>} */
       const knownRate = { openProbability: truth.openProbability, requestsPerOpen: truth.requestsPerOpen, priorUncertainty: 1 };
+      const only = truth.openDelay.length === 1 && (truth.openDelay[0].kind ?? 'lognormal') === 'lognormal' ? truth.openDelay[0] : null;
       /** @type {Record<string, number>} */
-      const knownShape = truth.openDelay.length === 1 ? { openDelaySigma: truth.openDelay[0].sigma, shapeUncertainty: 0 } : { shapeUncertainty: 0 };
+      const knownShape = only ? { openDelaySigma: /** @type {number} */ (only.sigma), shapeUncertainty: 0 } : { shapeUncertainty: 0 };
       ablations.push({
         scenario: name,
         adaptive: ratio(byName.adaptive.completionSeconds),
@@ -194,6 +204,17 @@ export function benchPacing({ scenarios, chartsDir = CHARTS, seeds = 10, referen
 function meetsTargets(oracleRatio, run) {
   return oracleRatio !== null && oracleRatio <= PACING_TARGETS.maxOracleRatio && run.sloViolationShare <= PACING_TARGETS.maxViolationShare &&
     run.gatewayErrors <= PACING_TARGETS.maxGatewayErrors;
+}
+
+/**
+ * The targets where something unannounced happens, against the informed oracle.
+ * @param {number | null} informedRatio
+ * @param {{ sloViolationShare: number, gatewayErrors: number }} run
+ * @param {{ sloViolationShare: number, gatewayErrors: number }} informed
+ */
+function meetsInformedTargets(informedRatio, run, informed) {
+  return informedRatio !== null && informedRatio <= PACING_TARGETS.maxOracleRatio && run.sloViolationShare <= informed.sloViolationShare + 0.02 &&
+    (run.gatewayErrors <= PACING_TARGETS.maxGatewayErrors || informed.gatewayErrors > 0);
 }
 
 /** Seconds from the start to the end of the last bin with sends. @param {{ binSeconds: number, sendsPerBin: Float64Array }} plan */
@@ -265,17 +286,19 @@ const times = (x) => (x === null || !Number.isFinite(x) ? '—' : x.toFixed(2));
 export function formatPacingSection(r) {
   const lines = [`### (d) Pacing strategies in the virtual-time simulator (\`npm run sim\`)`,
     `Every strategy on every scenario in sim/scenarios/ (1,000,000 devices each); SLO = share of 10-s windows with gateway p95 over the SLO. ` +
-    `Adaptive targets: ≤ 1.15 × oracle, ≤ 1% windows over the SLO, no gateway errors, ≥ 5× faster than batches on all-users. ` +
+    `Adaptive targets: ≤ 1.15 × oracle, ≤ 1% windows over the SLO, no gateway errors, ≥ 5× faster than batches on all-users; ` +
+    `where something unannounced happens (noisy-neighbour), against the informed oracle, which learns of it one metrics window plus the metrics lag after it starts: ` +
+    `≤ 1.15 × its time, within 2 points of its windows over the SLO, no gateway errors unless it has some (the clairvoyant × oracle column stays for reference). ` +
     `${r.rows.length} runs on the shipped seeds; ${r.runtimeMs / 1000 >= 1 ? `${(r.runtimeMs / 1000).toFixed(1)} s` : `${r.runtimeMs} ms`} for everything below (largest single run ${(r.largestRunMs / 1000).toFixed(2)} s).`, '',
-    '| scenario | strategy | completion | × oracle | SLO windows over | gateway errors | adaptive targets |', '|---|---|---|---|---|---|---|',
-    ...r.rows.map((x) => `| ${x.scenario} | ${x.strategy} | ${clock(x.completionSeconds)} | ${times(x.oracleRatio)} | ` +
+    '| scenario | strategy | completion | × oracle | × informed oracle | SLO windows over | gateway errors | adaptive targets |', '|---|---|---|---|---|---|---|---|',
+    ...r.rows.map((x) => `| ${x.scenario} | ${x.strategy} | ${clock(x.completionSeconds)} | ${times(x.oracleRatio)} | ${times(x.informedRatio)} | ` +
       `${percent(x.sloViolationShare)} | ${x.gatewayErrors.toLocaleString('en-US')} | ${x.targetsMet === null ? '' : x.targetsMet ? 'met' : 'NOT met'} |`),
     '', `Charts: ${[...new Set(r.rows.map((x) => x.scenario))].map((name) => `[${name}](charts/${name}.svg)`).join(', ')}.`, ''];
   if (r.seeds.length) {
     const n = r.seeds[0].seeds;
     lines.push(`**Adaptive over ${n} seeds** (seed, seed + 1000, …; the first is the shipped one): mean and worst.`, '',
-      '| scenario | × oracle | SLO windows over | gateway errors | seeds meeting every target |', '|---|---|---|---|---|',
-      ...r.seeds.map((x) => `| ${x.scenario} | ${times(x.oracleRatio.mean)} (worst ${times(x.oracleRatio.worst)}) | ${percent(x.sloViolationShare.mean)} (worst ${percent(x.sloViolationShare.worst)}) | ` +
+      '| scenario | × oracle | × informed oracle | SLO windows over | gateway errors | seeds meeting every target |', '|---|---|---|---|---|---|',
+      ...r.seeds.map((x) => `| ${x.scenario} | ${times(x.oracleRatio.mean)} (worst ${times(x.oracleRatio.worst)}) | ${times(x.informedRatio.mean)} (worst ${times(x.informedRatio.worst)}) | ${percent(x.sloViolationShare.mean)} (worst ${percent(x.sloViolationShare.worst)}) | ` +
         `${Math.round(x.gatewayErrors.mean).toLocaleString('en-US')} (worst ${x.gatewayErrors.worst.toLocaleString('en-US')}) | ${x.met} / ${x.seeds} |`), '');
   }
   if (r.drops.length) {

@@ -6,6 +6,9 @@ import { benchPublishThroughput } from './publish-throughput.js';
 import { benchEnqueue } from './enqueue.js';
 import { benchTransactional } from './transactional.js';
 import { benchPacing, formatPacingSection } from './pacing.js';
+import { benchHoldout, formatHoldoutSection } from './holdout.js';
+import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-response.js';
+import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
 
 const only = process.argv[2];
 const lines = [`\n## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
@@ -49,6 +52,22 @@ if (!only || only === 'pacing') {
   const r = benchPacing();
   if (r.rows.some((x) => x.strategy === 'adaptive' && x.targetsMet === false)) failed = true;
   lines.push(formatPacingSection(r));
+}
+if (!only || only === 'holdout') {
+  const r = benchHoldout();
+  if (!r.allMet) failed = true;
+  lines.push(formatHoldoutSection(r));
+}
+if (!only || only === 'impulse-response') {
+  const r = formatImpulseResponseSection(benchImpulseResponse());
+  failed ||= !r.pass;
+  lines.push(r.text);
+}
+if (!only || only === 'real-gateway') {
+  // About 15 minutes on the real stack (Redis, PostgreSQL); its CPU-bound gateway wants the machine to itself.
+  const r = await benchRealGateway({ note: (m) => console.error(`· ${m}`) });
+  if (r.governed.some((x) => !x.met)) failed = true;
+  lines.push(formatRealGatewaySection(r));
 }
 
 const text = lines.join('\n');

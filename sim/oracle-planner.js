@@ -20,32 +20,52 @@
 // follow. With `knowsEnd: false` the planner gives a reference for that: after the last
 // bin n, the room left is only what a continuation at the steady rate would not use,
 // (C_j - B_j)·(1 - K(j - n)) with K the kernel's running sum.
+//
+// The informed oracle (sim/strategies/informed-oracle.js) replans mid-campaign: from
+// `fromSeconds`, for the devices still to send, with the expected load of the sends it has
+// already made (`committedLoad`) taken off the room in every bin.
 
 import { binKernel, cumulativeKernel } from '../shared/pacing/wake-up-model.js';
 import { maximise } from './linear-program.js';
 
 /**
+ * @typedef {object} PlanOptions
+ * @property {boolean} [knowsEnd]  false: leave room for a continuation after the last send (a reference, see above)
+ * @property {number} [fromSeconds]  the plan starts here (seconds from the campaign's start); bin 0 begins at it
+ * @property {number} [audience]  devices to send from fromSeconds on (default the scenario's audience)
+ * @property {(t: number) => number} [committedLoad]  expected push requests/s at second t from sends already made
+ */
+
+/**
  * @param {import('./scenario.js').Scenario} scenario
  * @param {import('./world.js').World} world
- * @param {{ knowsEnd?: boolean }} [options]  knowsEnd false: leave room for a continuation after the last send (a reference, see above)
+ * @param {PlanOptions} [options]
  * @returns {{ binSeconds: number, sendsPerBin: Float64Array, completionBins: number }}
+ *   bin i covers seconds fromSeconds + i·binSeconds onwards
  */
-export function planOracle(scenario, world, { knowsEnd = true } = {}) {
+export function planOracle(scenario, world, { knowsEnd = true, fromSeconds = 0, audience = scenario.audience, committedLoad } = {}) {
   const { confidence } = scenario.strategies.oracle;
-  // Keep the kernel to at most ~300 bins so each program stays small; a kernel that long is
-  // smooth on the coarser grid.
   const a = world.requestsPerSend;
-  const audience = scenario.audience;
+  const horizon = scenario.maxSeconds - fromSeconds;
+  /** The room for push traffic at second t, requests/s. @param {number} t */
+  const roomAt = (t) => world.sloCapacityAt(t, confidence) - world.baselineAt(t) - (committedLoad ? committedLoad(t) : 0);
   // The steady room for push traffic over the first hour, in sends per second: a first
-  // guess of how long the campaign takes.
+  // guess of how long the campaign takes. If the first hour has none (a known drop below
+  // the baseline), the average over the whole horizon.
   let steadyRate = 0;
-  for (let t = 0; t < 3600; t += 10) steadyRate += Math.max(0, world.sloCapacityAt(t, confidence) - world.baselineAt(t)) / a / 360;
+  for (let t = 0; t < 3600; t += 10) steadyRate += Math.max(0, roomAt(fromSeconds + t)) / a / 360;
+  if (!(steadyRate * horizon > audience * 1e-3)) {
+    steadyRate = 0;
+    const step = Math.max(10, Math.ceil(horizon / 1000));
+    for (let t = 0; t < horizon; t += step) steadyRate += (Math.max(0, roomAt(fromSeconds + t)) / a) * (step / horizon);
+    if (!(steadyRate > 0)) throw new RangeError(`oracle: no room for push traffic from ${fromSeconds} s until maxSeconds`);
+  }
   // Keep each program to a few hundred variables and the kernel to at most ~300 bins; a
   // kernel that long is smooth on the coarser grid.
   const binSeconds = Math.max(
     scenario.strategies.oracle.binSeconds,
     Math.ceil(world.massPerSecond.length / 300),
-    10 * Math.ceil(audience / Math.max(steadyRate, 1e-9) / 300 / 10)
+    10 * Math.ceil(Math.min(audience / Math.max(steadyRate, 1e-9), horizon) / 300 / 10)
   );
   const kernel = binKernel(world.massPerSecond, binSeconds);
   const cumulative = cumulativeKernel(kernel);
@@ -59,7 +79,7 @@ export function planOracle(scenario, world, { knowsEnd = true } = {}) {
     let r = roomCache.get(j);
     if (r === undefined) {
       let least = Infinity;
-      for (let t = j * binSeconds; t < (j + 1) * binSeconds; t++) least = Math.min(least, world.sloCapacityAt(t, confidence) - world.baselineAt(t));
+      for (let t = fromSeconds + j * binSeconds; t < fromSeconds + (j + 1) * binSeconds; t++) least = Math.min(least, roomAt(t));
       r = (Math.max(0, least) * binSeconds) / a;
       roomCache.set(j, r);
     }
@@ -104,7 +124,7 @@ export function planOracle(scenario, world, { knowsEnd = true } = {}) {
 
   // The smallest feasible n. The most n bins can send grows almost linearly in n, so
   // secant steps land near it in a few programs; bisection keeps the bracket honest.
-  const limitBins = Math.ceil(scenario.maxSeconds / binSeconds);
+  const limitBins = Math.ceil(horizon / binSeconds);
   let lo = 0; // known infeasible (nothing fits in 0 bins)
   /** @type {number | null} */
   let hi = null; // known feasible

@@ -13,30 +13,44 @@ import { InputError } from '../shared/errors.js';
  * @property {number} warmupSeconds       metrics flow (and the adaptive controller runs) this long before the campaign starts
  * @property {number} maxSeconds          the run stops this long after the start even if the campaign has not finished
  * @property {{ p95Ms: number }} slo
- * @property {import('./gateway-model.js').GatewayConfig & { capacityChanges: CapacityChange[] }} gateway
+ * @property {import('./gateway-model.js').GatewayConfig & { queueing: 'per-process' | 'shared', capacityChanges: CapacityChange[] }} gateway
  * @property {Baseline} baseline
  * @property {WakeUp} wakeUp
- * @property {{ windowSeconds: number, lagSeconds: number, outages: Interval[] }} metrics
+ * @property {{ windowSeconds: number, lagSeconds: number, outages: Interval[], reportsRps: boolean }} metrics
+ *   reportsRps false: the source sees latency and errors only (an active probe), and the windows a strategy reads have rps null
  * @property {{ maxRate: number }} sns
  * @property {Strategies} strategies
  */
 
 /** @typedef {{ atSeconds: number, durationSeconds: number }} Interval */
-/** @typedef {Interval & { factor: number }} CapacityChange */
+/**
+ * A world event: capacity changes and baseline spikes. Unannounced unless `announced` is
+ * true; the informed oracle learns of an unannounced one only when the metrics show it.
+ * @typedef {Interval & { factor: number, announced?: boolean }} CapacityChange
+ */
 /**
  * @typedef {object} Baseline
  * @property {number} rps    mean non-push request rate
  * @property {{ amplitude: number, peakHour: number, startHour: number } | null} diurnal
  *   rps × (1 + amplitude·cos(2π(h - peakHour)/24)), h the hour of day; the campaign starts at startHour
- * @property {(Interval & { factor: number })[]} spikes  rps multiplied by factor during each interval
+ * @property {CapacityChange[]} spikes  rps multiplied by factor during each interval (same shape as a capacity change)
  * @property {{ sigma: number, correlationSeconds: number }} noise  multiplicative log-normal AR(1) noise
  */
 /**
  * @typedef {object} WakeUp
  * @property {number} openProbability
  * @property {number} requestsPerOpen
- * @property {{ share: number, medianSeconds: number, sigma: number }[]} openDelay  log-normal components
+ * @property {DelayComponent[]} openDelay  a mixture of open-delay components (sim/delay-kernel.js)
  * @property {number} sessionMeanSeconds  an open's requests spread exponentially with this mean
+ * @property {number | null} maxDelaySeconds  the request-time kernel is cut here and renormalised (null: at 99.9% of its mass only)
+ */
+/**
+ * @typedef {object} DelayComponent  one open-delay component
+ * @property {'lognormal' | 'pareto' | 'exponential'} [kind]  default lognormal
+ * @property {number} share
+ * @property {number} medianSeconds
+ * @property {number} [sigma]  lognormal: the shape
+ * @property {number} [alpha]  pareto (Lomax): the tail index, P(D > t) = (1 + t/λ)^-α
  */
 /**
  * @typedef {object} Strategies
@@ -46,6 +60,11 @@ import { InputError } from '../shared/errors.js';
  * @property {{ binSeconds: number, confidence: number }} oracle
  */
 
+/** How requests queue at the gateway (sim/gateway-model.js). */
+const QUEUEING = ['per-process', 'shared'];
+/** Open-delay component kinds (sim/delay-kernel.js). */
+const DELAY_KINDS = ['lognormal', 'pareto', 'exponential'];
+
 /** Defaults for every field but name; a scenario file overrides what it states. */
 export const SCENARIO_DEFAULTS = Object.freeze({
   description: '',
@@ -54,10 +73,10 @@ export const SCENARIO_DEFAULTS = Object.freeze({
   warmupSeconds: 300,
   maxSeconds: 86_400,
   slo: { p95Ms: 400 },
-  gateway: { processes: 20, serviceMs: 16, downstreamMs: 50, timeoutSeconds: 30, capacityChanges: [] },
+  gateway: { processes: 20, serviceMs: 16, downstreamMs: 50, timeoutSeconds: 30, queueing: 'per-process', capacityChanges: [] },
   baseline: { rps: 417, diurnal: null, spikes: [], noise: { sigma: 0.02, correlationSeconds: 60 } },
-  wakeUp: { openProbability: 0.1, requestsPerOpen: 15, openDelay: [{ share: 1, medianSeconds: 90, sigma: 1.1 }], sessionMeanSeconds: 40 },
-  metrics: { windowSeconds: 10, lagSeconds: 10, outages: [] },
+  wakeUp: { openProbability: 0.1, requestsPerOpen: 15, openDelay: [{ share: 1, medianSeconds: 90, sigma: 1.1 }], sessionMeanSeconds: 40, maxDelaySeconds: null },
+  metrics: { windowSeconds: 10, lagSeconds: 10, outages: [], reportsRps: true },
   sns: { maxRate: 30_000 },
   strategies: {
     batches: { batchSize: 50_000, pauseSeconds: 1400 },
@@ -104,20 +123,42 @@ export function resolveScenario(raw, source = 'scenario') {
   num('gateway.serviceMs', s.gateway.serviceMs, 0.001);
   num('gateway.downstreamMs', s.gateway.downstreamMs);
   num('gateway.timeoutSeconds', s.gateway.timeoutSeconds, 1);
-  s.gateway.capacityChanges.forEach((c, i) => { num(`gateway.capacityChanges[${i}].atSeconds`, c.atSeconds, -Infinity); num(`gateway.capacityChanges[${i}].durationSeconds`, c.durationSeconds); num(`gateway.capacityChanges[${i}].factor`, c.factor, 0.01); });
+  if (!QUEUEING.includes(s.gateway.queueing)) throw new InputError(`${source}: gateway.queueing must be one of ${QUEUEING.join(', ')}, got ${JSON.stringify(s.gateway.queueing)}`);
+  /** @param {string} path @param {CapacityChange} c @param {number} minFactor */
+  const event = (path, c, minFactor) => {
+    num(`${path}.atSeconds`, c.atSeconds, -Infinity);
+    num(`${path}.durationSeconds`, c.durationSeconds);
+    num(`${path}.factor`, c.factor, minFactor);
+    if (c.announced !== undefined && typeof c.announced !== 'boolean') throw new InputError(`${source}: ${path}.announced must be true or false`);
+  };
+  s.gateway.capacityChanges.forEach((c, i) => event(`gateway.capacityChanges[${i}]`, c, 0.01));
   num('baseline.rps', s.baseline.rps);
   num('baseline.noise.sigma', s.baseline.noise.sigma);
   num('baseline.noise.correlationSeconds', s.baseline.noise.correlationSeconds, 1);
-  s.baseline.spikes.forEach((c, i) => { num(`baseline.spikes[${i}].atSeconds`, c.atSeconds, -Infinity); num(`baseline.spikes[${i}].durationSeconds`, c.durationSeconds); num(`baseline.spikes[${i}].factor`, c.factor); });
+  s.baseline.spikes.forEach((c, i) => event(`baseline.spikes[${i}]`, c, 0));
   num('wakeUp.openProbability', s.wakeUp.openProbability);
   if (s.wakeUp.openProbability > 1) throw new InputError(`${source}: wakeUp.openProbability must be ≤ 1`);
   num('wakeUp.requestsPerOpen', s.wakeUp.requestsPerOpen);
   num('wakeUp.sessionMeanSeconds', s.wakeUp.sessionMeanSeconds, 0.001);
-  if (!Array.isArray(s.wakeUp.openDelay) || !s.wakeUp.openDelay.length) throw new InputError(`${source}: wakeUp.openDelay must be a non-empty array of { share, medianSeconds, sigma }`);
-  s.wakeUp.openDelay.forEach((c, i) => { num(`wakeUp.openDelay[${i}].share`, c.share, 0.0001); num(`wakeUp.openDelay[${i}].medianSeconds`, c.medianSeconds, 0.001); num(`wakeUp.openDelay[${i}].sigma`, c.sigma, 0.01); });
+  if (!Array.isArray(s.wakeUp.openDelay) || !s.wakeUp.openDelay.length) throw new InputError(`${source}: wakeUp.openDelay must be a non-empty array of { kind, share, medianSeconds, sigma | alpha }`);
+  s.wakeUp.openDelay.forEach((c, i) => {
+    const path = `wakeUp.openDelay[${i}]`;
+    const kind = c.kind ?? 'lognormal';
+    if (!DELAY_KINDS.includes(kind)) throw new InputError(`${source}: ${path}.kind must be one of ${DELAY_KINDS.join(', ')}, got ${JSON.stringify(c.kind)}`);
+    num(`${path}.share`, c.share, 0.0001);
+    num(`${path}.medianSeconds`, c.medianSeconds, 0.001);
+    if (kind === 'lognormal') num(`${path}.sigma`, c.sigma, 0.01);
+    // α ≤ 1 has no mean: a tail that long needs maxDelaySeconds, and 0.5 is far below anything seen.
+    if (kind === 'pareto') num(`${path}.alpha`, c.alpha, 0.5);
+  });
+  if (s.wakeUp.maxDelaySeconds !== null) num('wakeUp.maxDelaySeconds', s.wakeUp.maxDelaySeconds, 1);
+  if (s.wakeUp.openDelay.some((c) => c.kind === 'pareto' && /** @type {number} */ (c.alpha) <= 1) && s.wakeUp.maxDelaySeconds === null) {
+    throw new InputError(`${source}: a pareto open delay with alpha ≤ 1 needs wakeUp.maxDelaySeconds (its tail has no mean)`);
+  }
   num('metrics.windowSeconds', s.metrics.windowSeconds, 1);
   num('metrics.lagSeconds', s.metrics.lagSeconds);
   if (!Number.isInteger(s.metrics.windowSeconds)) throw new InputError(`${source}: metrics.windowSeconds must be a whole number`);
+  if (typeof s.metrics.reportsRps !== 'boolean') throw new InputError(`${source}: metrics.reportsRps must be true or false`);
   num('sns.maxRate', s.sns.maxRate, 1);
   num('strategies.batches.batchSize', s.strategies.batches.batchSize, 1);
   num('strategies.batches.pauseSeconds', s.strategies.batches.pauseSeconds, 1);

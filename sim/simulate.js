@@ -5,7 +5,8 @@
 // added to the future push load (the true kernel × the true requests per send); the gateway
 // receives a Poisson number of requests around baseline × noise + push load and queues them
 // (sim/gateway-model.js); every metrics window (10 s) yields p95, p99, error ratio and rps,
-// which a governor may read `lagSeconds` after the window ends.
+// which a governor may read `lagSeconds` after the window ends (with rps null when the
+// scenario's metrics source does not report it).
 import { createRandom } from './random.js';
 import { createWorld } from './world.js';
 import { createBlastStrategy } from './strategies/blast.js';
@@ -13,6 +14,7 @@ import { createBatchesStrategy } from './strategies/batches.js';
 import { createStaticStrategy } from './strategies/static.js';
 import { createAdaptiveStrategy } from './strategies/adaptive.js';
 import { createOracleStrategy } from './strategies/oracle.js';
+import { createInformedOracleStrategy } from './strategies/informed-oracle.js';
 
 /** @typedef {import('./scenario.js').Scenario} Scenario */
 /** @typedef {import('./strategies/strategy.js').Strategy} Strategy */
@@ -24,7 +26,8 @@ export const STRATEGIES = Object.freeze({
   batches: createBatchesStrategy,
   static: createStaticStrategy,
   adaptive: createAdaptiveStrategy,
-  oracle: createOracleStrategy
+  oracle: createOracleStrategy,
+  'informed-oracle': createInformedOracleStrategy
 });
 
 /**
@@ -95,9 +98,11 @@ export function simulate(scenario, strategyOrFactory, { series = false } = {}) {
   const responses = new Float64Array(total);
   const sends = new Float64Array(total);
 
-  // Per-window results.
-  /** @type {GatewaySample[]} */
+  // Per-window results, as the gateway's metrics have them.
+  /** @type {Array<GatewaySample & { rps: number }>} */
   const windows = [];
+  // A source that sees latency only (an active probe) has no request rate.
+  const reportsRps = scenario.metrics.reportsRps;
 
   const noise = scenario.baseline.noise;
   const phi = Math.exp(-1 / noise.correlationSeconds);
@@ -118,7 +123,8 @@ export function simulate(scenario, strategyOrFactory, { series = false } = {}) {
     const observe = () => {
       if (inOutage(t)) return null;
       const k = Math.floor((i - lag) / windowSeconds) - 1;
-      return k >= 0 && k < windows.length ? windows[k] : null;
+      if (k < 0 || k >= windows.length) return null;
+      return reportsRps ? windows[k] : { ...windows[k], rps: null };
     };
     const n = strategy.sendsAt({ t, remaining, snsMax: scenario.sns.maxRate, observe });
     if (n > 0) {

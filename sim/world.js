@@ -2,19 +2,19 @@
 // baseline traffic, gateway capacity, the wake-up kernel, and the SLO capacity the oracle
 // plans against. Strategies other than the oracle never see these; the adaptive one only
 // sees gateway metrics, like the real governor.
-import { requestTimeMassPerSecond } from '../shared/pacing/wake-up-model.js';
 import { createGatewayModel } from './gateway-model.js';
+import { requestMassPerSecond } from './delay-kernel.js';
 
 /** @typedef {import('./scenario.js').Scenario} Scenario */
 
-/** @param {Scenario} scenario */
-export function createWorld(scenario) {
+/**
+ * @param {Scenario} scenario
+ * @param {{ massPerSecond?: Float64Array }} [known]  massPerSecond: the scenario's kernel, already
+ *   built (the informed oracle rebuilds the world as it learns of events; the kernel stays)
+ */
+export function createWorld(scenario, { massPerSecond = requestMassPerSecond(scenario.wakeUp) } = {}) {
   const { baseline, gateway, wakeUp, slo } = scenario;
   const gatewayModel = createGatewayModel(gateway);
-  const massPerSecond = requestTimeMassPerSecond({
-    openDelay: wakeUp.openDelay.map((c) => ({ share: c.share, medianMs: c.medianSeconds * 1000, sigma: c.sigma })),
-    session: { kind: 'exponential', meanMs: wakeUp.sessionMeanSeconds * 1000 }
-  });
   const requestsPerSend = wakeUp.openProbability * wakeUp.requestsPerOpen;
 
   /** Seconds after a send by which `share` of its requests have arrived. @param {number} share */
