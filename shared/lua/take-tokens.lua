@@ -80,7 +80,10 @@ local effectiveRate = rate
 
 local capTokens
 if lane == 'c' then
-  local reserve = math.ceil(tonumber(ARGV[7]) * burst)
+  -- Never the whole burst: at a burst of 1 (any rate up to 20/s, the safe rate
+  -- included) a reserve of ceil(share x 1) = 1 left campaigns no token at all.
+  -- Transactional sends keep their first claim through txWaitUntil below.
+  local reserve = math.min(math.ceil(tonumber(ARGV[7]) * burst), burst - 1)
   if (tonumber(b[5]) or 0) > now then
     reserve = burst
   end

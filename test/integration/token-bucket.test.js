@@ -113,6 +113,17 @@ test('a pass whose segment was claimed by a newer pass gets no more tokens', asy
   assert.equal((await bucket.take('c-gone', 5, first)).state, 'missing');
 });
 
+test('a burst of one token (rates up to 20/s): the transactional reserve does not starve campaigns', async () => {
+  // Before: the reserve was ceil(0.1 × 1) = 1, the whole bucket, and a campaign at the
+  // governor's 20/s safe rate never got a token.
+  const { bucket, id } = await setup({ sendRate: 20, sendBurst: 1, transactionalShare: 0.1 });
+  const granted = await drain(bucket, id, 1000, 5);
+  assert.ok(granted >= 14 && granted <= 22, `${granted} tokens in 1 s at 20/s`);
+  // Transactional sends still come first: a waiting transactional take holds campaigns off.
+  assert.ok((await bucket.takeTransactional(5)).granted <= 5);
+  assert.equal((await bucket.take(id, 5)).granted, 0, 'a transactional take is waiting');
+});
+
 test('transactional lane: a reserve campaigns never take, first claim on the rest, one rate for both', async () => {
   const { bucket, id } = await setup({ sendRate: 1000, sendBurst: 100, transactionalShare: 0.1 });
   // A full bucket: campaigns get all but the 10-token reserve.
