@@ -11,6 +11,7 @@
 // Requests are due on a 5-ms time wheel rather than one timer each: thousands of pending
 // wake-ups then cost one interval timer.
 import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { createRandom } from './random.js';
 
 const TICK_MS = 5;
@@ -40,6 +41,12 @@ export function createDevices({ gatewayUrl, baselineRps, openProbability, reques
   /** Deliveries per whole second since the epoch: the demo's measured send rate. */
   /** @type {Map<number, number>} */
   const deliveriesPerSecond = new Map();
+  /** Every call as the phone saw it: [end (epoch ms), latency ms, status (0: no answer)], flattened. */
+  /** @type {number[]} */
+  const samples = [];
+  /** Why calls failed: HTTP status or socket error code → count. */
+  /** @type {Map<string, number>} */
+  const failures = new Map();
   const counts = { deliveries: 0, duplicates: 0, opens: 0, scheduled: 0, requests: 0, ok: 0, errors: 0, failed: 0, inFlight: 0 };
   let lastSlot = Math.floor(Date.now() / TICK_MS);
   let lastDeliveryAt = 0;
@@ -49,15 +56,35 @@ export function createDevices({ gatewayUrl, baselineRps, openProbability, reques
   function call() {
     counts.requests++;
     counts.inFlight++;
+    const started = performance.now();
     let settled = false;
-    const settle = () => { if (!settled) { settled = true; counts.inFlight--; } };
+    const settle = (/** @type {number} */ status) => {
+      if (settled) return;
+      settled = true;
+      counts.inFlight--;
+      const latencyMs = performance.now() - started;
+      samples.push(performance.timeOrigin + started + latencyMs, latencyMs, status);
+    };
     const req = request(`${gatewayUrl}/api/feed`, { agent }, (res) => {
-      if (res.statusCode === 200) counts.ok++; else counts.errors++;
+      const status = res.statusCode ?? 0;
+      if (status === 200) counts.ok++;
+      else {
+        counts.errors++;
+        failures.set(`HTTP ${status}`, (failures.get(`HTTP ${status}`) ?? 0) + 1);
+      }
       res.resume();
-      res.on('end', settle);
+      res.on('end', () => settle(status));
     });
+    // Heroku's router gives up after 30 s; so does the phone here.
     req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => { if (!settled) counts.failed++; settle(); });
+    req.on('error', (error) => {
+      if (!settled) {
+        counts.failed++;
+        const reason = /** @type {NodeJS.ErrnoException} */ (error).code ?? error.message;
+        failures.set(reason, (failures.get(reason) ?? 0) + 1);
+      }
+      settle(0);
+    });
     req.end();
   }
 
@@ -113,7 +140,10 @@ export function createDevices({ gatewayUrl, baselineRps, openProbability, reques
     },
 
     /** Counters: deliveries, duplicates, opens, wake-up requests still scheduled, gateway calls and their outcomes. */
-    stats: () => ({ ...counts, distinctDevices: received.size, lastDeliveryAt }),
+    stats: () => ({ ...counts, distinctDevices: received.size, lastDeliveryAt, failures: Object.fromEntries(failures) }),
+
+    /** Every call's end, latency and status (0: no answer), as the phone saw them, flattened. */
+    samples: () => samples,
 
     /** Deliveries per second since the epoch. */
     deliveriesPerSecond: () => deliveriesPerSecond,

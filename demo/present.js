@@ -5,7 +5,6 @@ import { renderDemoChart } from './chart.js';
 import { niceCeil } from '../sim/svg.js';
 import { rateAtP95 } from './gateway.js';
 import { windowsOf, sloShare, secondsSeries, responsesPerSecond } from './report.js';
-import { DEMO } from './settings.js';
 
 /** @typedef {import('./run-demo.js').DemoRecord} DemoRecord */
 /** @typedef {import('./stack.js').GovernorTick} GovernorTick */
@@ -21,12 +20,14 @@ export const LIVE_HEADER = '      t   rate/s  reason     │ gateway p95 / SLO  
  * @param {GovernorTick} tick
  * @param {{ delivered: number, campaignStart: number | null }} progress
  * @param {number} audience
+ * @param {number} sloP95Ms
  */
-export function liveLine(tick, { delivered, campaignStart }, audience) {
+export function liveLine(tick, { delivered, campaignStart }, audience, sloP95Ms) {
   const t = campaignStart === null ? ' warm-up' : `${((tick.at - campaignStart) / 1000).toFixed(1).padStart(6)} s`;
   const g = tick.gateway;
-  const p95 = g ? `${int.format(g.p95Ms).padStart(5)} / ${DEMO.sloP95Ms} ms` : '    – / ' + DEMO.sloP95Ms + ' ms';
-  const rps = g ? int.format(g.rps).padStart(6) : '     –';
+  const p95 = g ? `${int.format(g.p95Ms).padStart(5)} / ${sloP95Ms} ms` : '    – / ' + sloP95Ms + ' ms';
+  // The probe's reading has no gateway load in it (rps null).
+  const rps = g && g.rps !== null ? int.format(g.rps).padStart(6) : '     –';
   const capacity = tick.capacity === null ? '–' : int.format(tick.capacity);
   const share = ((100 * delivered) / audience).toFixed(0).padStart(3);
   return `${t}  ${int.format(tick.rate).padStart(6)}  ${tick.reason.padEnd(10)} │ ${p95}  ${rps}  ${capacity.padStart(13)} │ ` +
@@ -39,9 +40,9 @@ export function liveLine(tick, { delivered, campaignStart }, audience) {
  * @param {number} finishedAt  ms since the epoch, after cleanup
  */
 export function summarize(record, finishedAt) {
-  const { audience, devices, emulator, campaign } = record;
-  const windows = windowsOf(record.samples, { from: record.campaignStart, to: record.evaluationEnd, windowMs: DEMO.evaluationWindowMs });
-  const slo = sloShare(windows, DEMO.sloP95Ms);
+  const { audience, devices, emulator, campaign, world } = record;
+  const windows = windowsOf(record.samples, { from: record.campaignStart, to: record.evaluationEnd, windowMs: world.evaluationWindowMs });
+  const slo = sloShare(windows, world.sloP95Ms);
   const wallMs = finishedAt - record.startedAt;
   const campaignMs = record.campaignEnd === null ? null : record.campaignEnd - record.campaignStart;
   const perSecond = [...record.deliveriesPerSecond.values()];
@@ -49,9 +50,9 @@ export function summarize(record, finishedAt) {
   const exactlyOnce = emulator.published === audience && emulator.distinctTargets === audience &&
     devices.deliveries === audience && devices.duplicates === 0 && delivered === audience;
   const checks = {
-    wallTime: { ok: wallMs < DEMO.maxWallMs, wallSeconds: round(wallMs / 1000, 1), limitSeconds: DEMO.maxWallMs / 1000 },
-    slo: { ok: slo.evaluated > 0 && slo.share >= DEMO.minShareWithinSlo, windowSeconds: DEMO.evaluationWindowMs / 1000, evaluated: slo.evaluated,
-      within: slo.within, share: round(slo.share, 4), required: DEMO.minShareWithinSlo },
+    wallTime: { ok: wallMs < world.maxWallMs, wallSeconds: round(wallMs / 1000, 1), limitSeconds: world.maxWallMs / 1000 },
+    slo: { ok: slo.evaluated > 0 && slo.share >= world.minShareWithinSlo, windowSeconds: world.evaluationWindowMs / 1000, evaluated: slo.evaluated,
+      within: slo.within, share: round(slo.share, 4), required: world.minShareWithinSlo, sloP95Ms: world.sloP95Ms },
     exactlyOnce: { ok: exactlyOnce, audience, publishes: emulator.published, distinctEndpoints: emulator.distinctTargets,
       deviceDeliveries: devices.deliveries ?? 0, duplicates: devices.duplicates ?? 0, campaignDelivered: delivered,
       campaignFailed: Number(campaign.failed ?? 0) }
@@ -73,15 +74,35 @@ export function summarize(record, finishedAt) {
       requests: windows.reduce((n, w) => n + w.requests, 0),
       errors: windows.reduce((n, w) => n + w.errors, 0),
       opens: devices.opens ?? 0,
-      capacityRps: (DEMO.gateway.processes * 1000) / DEMO.gateway.serviceMs,
-      sloCapacityRps: round(rateAtP95(DEMO.gateway, DEMO.sloP95Ms), 1),
-      setpointCapacityRps: round(rateAtP95(DEMO.gateway, DEMO.setpointRatio * DEMO.sloP95Ms), 1)
+      // The phones' failed calls by cause (HTTP status or socket error), the whole run.
+      failures: devices.failures ?? {},
+      ...capacities(world),
+      // The real gateway's CPU work per request, measured (the modelled one has none).
+      workMsPerRequest: record.gatewayStats ? round(record.gatewayStats.workMsPerRequest, 2) : null
     },
     windows: windows.map((w) => ({ t: round((w.start - record.campaignStart) / 1000, 1), p95Ms: round(w.p95Ms, 1), rps: round(w.rps, 1), errors: w.errors })),
     // The governor's decisions as it logged them (t: seconds since the campaign started).
     decisions: record.ticks.map(({ at, ...tick }) => ({ t: round((at - record.campaignStart) / 1000, 1), ...tick })),
-    settings: DEMO,
+    gatewayKind: world.gateway.kind,
+    source: record.source,
+    fixedRate: record.fixedRate,
+    settings: world,
     keyPrefix: record.prefix
+  };
+}
+
+/**
+ * The gateway's capacity: at full CPU, and for the modelled one (from its formula) where the
+ * stationary p95 meets the SLO and the setpoint; the real one's are for the bench to measure.
+ * @param {import('./settings.js').DemoWorld} world
+ * @returns {{ capacityRps: number, sloCapacityRps: number | null, setpointCapacityRps: number | null }}
+ */
+function capacities({ gateway, sloP95Ms, setpointRatio }) {
+  if (gateway.kind === 'real') return { capacityRps: round(1000 / gateway.cpuMs, 1), sloCapacityRps: null, setpointCapacityRps: null };
+  return {
+    capacityRps: (gateway.processes * 1000) / gateway.serviceMs,
+    sloCapacityRps: round(rateAtP95(gateway, sloP95Ms), 1),
+    setpointCapacityRps: round(rateAtP95(gateway, setpointRatio * sloP95Ms), 1)
   };
 }
 
@@ -97,7 +118,7 @@ export function verdictLines(s) {
   const lines = [];
   if (s.failure) lines.push(`the demo stopped early: ${s.failure}`);
   lines.push(`wall time        ${wallTime.wallSeconds} s (limit ${wallTime.limitSeconds} s)  ${mark(wallTime.ok)}`);
-  lines.push(`gateway p95      within the ${DEMO.sloP95Ms} ms SLO in ${slo.within} of ${slo.evaluated} ${slo.windowSeconds}-s windows ` +
+  lines.push(`gateway p95      within the ${slo.sloP95Ms} ms SLO in ${slo.within} of ${slo.evaluated} ${slo.windowSeconds}-s windows ` +
     `(${(100 * slo.share).toFixed(1)}%, need ≥ ${100 * slo.required}%); peak ${int.format(s.gateway.peakP95Ms)} ms, ${s.gateway.errors} errors  ${mark(slo.ok)}`);
   lines.push(`exactly once     ${int.format(exactlyOnce.deviceDeliveries)} of ${int.format(exactlyOnce.audience)} devices got the push, ` +
     `${exactlyOnce.duplicates} duplicates (SNS emulator: ${int.format(exactlyOnce.publishes)} publishes to ${int.format(exactlyOnce.distinctEndpoints)} endpoints; ` +
@@ -123,7 +144,8 @@ export function chartOf(record, summary) {
   const sends = smooth(secondsSeries(record.deliveriesPerSecond, from, record.evaluationEnd, t0), 2);
   const load = smooth(secondsSeries(responsesPerSecond(record.samples), from, record.evaluationEnd, t0), 2);
   // Windows aligned on the campaign's start, the warm-up's too.
-  const windowMs = DEMO.evaluationWindowMs;
+  const { world } = record;
+  const windowMs = world.evaluationWindowMs;
   const first = t0 - Math.ceil((t0 - from) / windowMs) * windowMs;
   const windows = windowsOf(record.samples, { from: first, to: record.evaluationEnd, windowMs });
   /** @type {[number, number][]} */
@@ -137,7 +159,8 @@ export function chartOf(record, summary) {
   const capacity = summary.gateway.capacityRps;
   const { checks } = summary;
   return renderDemoChart({
-    title: `pushpace demo: ${int.format(record.audience)} devices, governor steering by the gateway's /metrics`,
+    title: `pushpace demo: ${int.format(record.audience)} devices, ${world.gateway.kind} gateway, ` +
+      (record.fixedRate === null ? `governor steering by the gateway's ${record.source === 'probe' ? 'probe' : '/metrics'}` : `fixed ${record.fixedRate} sends/s`),
     subtitle: `${summary.date.slice(0, 16).replace('T', ' ')} UTC · ${checks.wallTime.wallSeconds} s wall time · p95 within the SLO in ` +
       `${(100 * checks.slo.share).toFixed(1)}% of 5-s windows · ${int.format(checks.exactlyOnce.deviceDeliveries)} delivered, ${checks.exactlyOnce.duplicates} duplicates`,
     xFrom,
@@ -156,22 +179,25 @@ export function chartOf(record, summary) {
         yMax: niceCeil(capacity * 1.15),
         lines: [
           { label: 'answered (2-s mean)', points: load, colour: '#1f77b4' },
-          { label: `governor's capacity estimate (p95 at ${100 * DEMO.setpointRatio}% of the SLO)`, points: record.ticks.filter((t) => t.capacity !== null).map((t) => [rel(t.at), /** @type {number} */ (t.capacity)]), colour: '#ff7f0e', step: true }
+          { label: `governor's capacity estimate (p95 at ${100 * world.setpointRatio}% of the SLO)`, points: record.ticks.filter((t) => t.capacity !== null).map((t) => [rel(t.at), /** @type {number} */ (t.capacity)]), colour: '#ff7f0e', step: true }
         ],
         levels: [
           { y: capacity, label: `full CPU (${int.format(capacity)}/s)`, dash: '6 4' },
-          { y: summary.gateway.sloCapacityRps, label: `p95 = SLO, steady (${int.format(summary.gateway.sloCapacityRps)}/s)` },
-          { y: summary.gateway.setpointCapacityRps, label: `p95 = ${DEMO.setpointRatio * DEMO.sloP95Ms} ms (${int.format(summary.gateway.setpointCapacityRps)}/s)`, colour: '#ff7f0e' }
+          // Known only for the modelled gateway, from its formula.
+          ...(summary.gateway.sloCapacityRps === null || summary.gateway.setpointCapacityRps === null ? [] : [
+            { y: summary.gateway.sloCapacityRps, label: `p95 = SLO, steady (${int.format(summary.gateway.sloCapacityRps)}/s)` },
+            { y: summary.gateway.setpointCapacityRps, label: `p95 = ${world.setpointRatio * world.sloP95Ms} ms (${int.format(summary.gateway.setpointCapacityRps)}/s)`, colour: '#ff7f0e' }
+          ])
         ]
       },
       {
         title: 'gateway p95 per 5-s window (ms)',
-        yMax: niceCeil(Math.max(DEMO.sloP95Ms * 1.5, ...windows.map((w) => (Number.isFinite(w.p95Ms) ? w.p95Ms : 0))) * 1.05),
+        yMax: niceCeil(Math.max(world.sloP95Ms * 1.5, ...windows.map((w) => (Number.isFinite(w.p95Ms) ? w.p95Ms : 0))) * 1.05),
         lines: [
-          { label: 'p95 (every request, exact)', points: p95, colour: '#1f77b4' },
-          { label: 'p95 the governor read (2-s scrape)', points: record.ticks.filter((t) => t.gateway).map((t) => [rel(t.at), /** @type {any} */ (t.gateway).p95Ms]), colour: '#bbb', width: 1 }
+          { label: `p95 (every user request, exact, as the ${world.judgedBy} saw it)`, points: p95, colour: '#1f77b4' },
+          { label: `p95 the governor read (${world.priors.metricsWindowMs / 1000}-s ${record.source === 'probe' ? 'probe' : 'scrape'})`, points: record.ticks.filter((t) => t.gateway).map((t) => [rel(t.at), /** @type {any} */ (t.gateway).p95Ms]), colour: '#bbb', width: 1 }
         ],
-        levels: [{ y: DEMO.sloP95Ms, label: `SLO ${DEMO.sloP95Ms} ms`, colour: '#d62728' }]
+        levels: [{ y: world.sloP95Ms, label: `SLO ${world.sloP95Ms} ms`, colour: '#d62728' }]
       },
       {
         title: 'campaign progress (% of devices delivered)',

@@ -16,7 +16,7 @@ export function quantile(sorted, q) {
  * @typedef {object} Window
  * @property {number} start     ms since the epoch
  * @property {number} requests  answered in the window
- * @property {number} errors    of them, answered 5xx
+ * @property {number} errors    of them, answered 5xx or not at all (status 0)
  * @property {number} p95Ms     NaN when no request ended in the window
  * @property {number} rps
  */
@@ -25,7 +25,7 @@ export function quantile(sorted, q) {
  * Cuts the gateway's samples into windows by the time each response ended (as a
  * Prometheus histogram observes them): [from, from + windowMs), ... up to `to`; a last
  * partial window counts if at least half of it lies before `to`.
- * @param {ArrayLike<number>} samples  flattened [endMs, latencyMs, status] triples
+ * @param {ArrayLike<number>} samples  flattened [endMs, latencyMs, status] triples (status 0: no answer)
  * @param {{ from: number, to: number, windowMs: number }} range
  * @returns {Window[]}
  */
@@ -38,7 +38,7 @@ export function windowsOf(samples, { from, to, windowMs }) {
     const k = Math.floor((samples[i] - from) / windowMs);
     if (k < 0 || k >= n) continue;
     latencies[k].push(samples[i + 1]);
-    if (samples[i + 2] >= 500) errors[k]++;
+    if (samples[i + 2] >= 500 || samples[i + 2] === 0) errors[k]++;
   }
   return latencies.map((values, k) => {
     values.sort((a, b) => a - b);

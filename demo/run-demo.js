@@ -1,9 +1,11 @@
 // One demo run on the real stack: Redis, BullMQ, worker processes, the governor process, the
-// SNS emulator, a gateway with finite capacity (its own process, Prometheus /metrics) and
-// simulated devices that call it after their push arrives. The governor steers the shared
-// rate from the gateway's /metrics alone; the demo then checks what it promised: the p95
-// within the SLO in ≥ 95% of 5-s windows, every device sent to exactly once, all within
-// 3 minutes. docs/demo.md describes the setup and what to look for.
+// SNS emulator, a gateway with finite capacity (its own process, Prometheus /metrics: the
+// modelled one or the real one) and simulated devices that call it after their push
+// arrives. The governor steers the shared rate from the gateway's /metrics or from its
+// probe alone; the demo then checks what it promised: the p95 within the SLO in ≥ 95% of
+// 5-s windows, every device sent to exactly once, all within the world's time limit.
+// Without a governor (a fixed rate) it is one point of the bench's sweep.
+// docs/demo.md describes the setup and what to look for.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,9 @@ import { createSnsEmulator } from '../emulator/sns-emulator.js';
 import { requestTimeMassPerSecond } from '../shared/pacing/wake-up-model.js';
 import { createDevices } from './devices.js';
 import { DEMO, governorEnv } from './settings.js';
+
+/** @typedef {import('./settings.js').DemoWorld} DemoWorld */
+/** @typedef {import('./settings.js').SourceName} SourceName */
 import { startGateway, startGovernor, startWorker, pushctl } from './stack.js';
 
 /** @typedef {import('./stack.js').GovernorTick} GovernorTick */
@@ -26,8 +31,12 @@ import { startGateway, startGovernor, startWorker, pushctl } from './stack.js';
  * @property {number | null} campaignEnd  when the campaign completed (null: it did not)
  * @property {number} evaluationEnd    the last send's wake-ups (99%) have arrived
  * @property {number} audience
+ * @property {DemoWorld} world
+ * @property {SourceName | null} source  where the governor read the gateway (null: no governor)
+ * @property {number | null} fixedRate   sends/s set once, without a governor
  * @property {GovernorTick[]} ticks
- * @property {number[]} samples        the gateway's [endMs, latencyMs, status] triples
+ * @property {number[]} samples        the users' requests as [endMs, latencyMs, status] triples, from the world's judge (gateway or phones)
+ * @property {Record<string, number> | null} gatewayStats  the real gateway's CPU work, measured
  * @property {Map<number, number>} deliveriesPerSecond
  * @property {ReturnType<import('./devices.js').Devices['stats']>} devices
  * @property {{ published: number, distinctTargets: number }} emulator
@@ -39,13 +48,18 @@ import { startGateway, startGovernor, startWorker, pushctl } from './stack.js';
 /**
  * Runs the demo; `onTick` is told of each governor decision (the live line).
  * @param {object} options
- * @param {number} [options.audience]
+ * @param {DemoWorld} [options.world]
+ * @param {number} [options.audience]    the world's unless given
+ * @param {SourceName} [options.source]  the governor's gateway metric source (default scrape)
+ * @param {number} [options.fixedRate]   no governor: the bucket is set to this once
+ * @param {boolean} [options.waitForWakeUps]  after the last send, wait for its wake-ups (default true; the bench's
+ *   fixed-rate points judge only their steady state and skip it)
  * @param {(tick: GovernorTick, progress: { delivered: number, campaignStart: number | null }) => void} options.onTick
  * @param {(message: string) => void} options.note   progress of the setup
  * @param {AbortSignal} [options.signal]  Ctrl-C: stop, clean up, report what there is
  * @returns {Promise<DemoRecord>}
  */
-export async function runDemo({ audience = DEMO.audience, onTick, note, signal }) {
+export async function runDemo({ world = DEMO, audience = world.audience, source = 'scrape', fixedRate, waitForWakeUps = true, onTick, note, signal }) {
   const startedAt = Date.now();
   const config = loadConfig(process.env);
   const prefix = `demo-${randomUUID().slice(0, 8)}`;
@@ -55,12 +69,13 @@ export async function runDemo({ audience = DEMO.audience, onTick, note, signal }
   const ticks = [];
   /** @type {DemoRecord} */
   const record = {
-    startedAt, campaignStart: startedAt, campaignEnd: null, evaluationEnd: startedAt, audience, ticks, samples: [],
+    startedAt, campaignStart: startedAt, campaignEnd: null, evaluationEnd: startedAt, audience, world,
+    source: fixedRate === undefined ? source : null, fixedRate: fixedRate ?? null, ticks, samples: [], gatewayStats: null,
     deliveriesPerSecond: new Map(), devices: /** @type {any} */ ({}), emulator: { published: 0, distinctTargets: 0 },
     campaign: {}, prefix, failure: null
   };
   let campaignStarted = false;
-  const deadline = startedAt + DEMO.maxWallMs - 10_000;
+  const deadline = startedAt + world.maxWallMs - 10_000;
   const checkTime = (/** @type {string} */ what) => {
     if (signal?.aborted) throw new Error(`interrupted while ${what}`);
     if (Date.now() > deadline) throw new Error(`out of time while ${what}`);
@@ -74,15 +89,19 @@ export async function runDemo({ audience = DEMO.audience, onTick, note, signal }
     await assertRedisReachable(redis, config.redisUrl);
     cleanups.push(() => deletePrefix(redis, prefix));
     // The children get the caller's environment (REDIS_URL...) with the demo's own settings on top.
-    const baseEnv = { ...process.env, REDIS_URL: config.redisUrl, KEY_PREFIX: prefix, QUEUE_BACKEND: 'bullmq', LOG_LEVEL: 'warn', SEND_RATE: '20' };
+    const baseEnv = { ...process.env, REDIS_URL: config.redisUrl, KEY_PREFIX: prefix, QUEUE_BACKEND: 'bullmq', LOG_LEVEL: 'warn', SEND_RATE: '20', ...world.env };
 
-    note(`key prefix ${prefix}; starting the gateway, the SNS emulator, ${DEMO.workers} workers and the governor`);
-    const gateway = await startGateway(DEMO.gateway, baseEnv);
+    note(`key prefix ${prefix}; starting the ${world.gateway.kind} gateway, the SNS emulator, ${world.workers} workers` +
+      (fixedRate === undefined ? ` and the governor (${source})` : `; no governor, ${fixedRate} sends/s`));
+    const gateway = await startGateway(world.gateway, baseEnv, config.databaseUrl);
     cleanups.push(() => gateway.stop());
+    const devices = createDevices({ gatewayUrl: gateway.url, baselineRps: world.baselineRps, ...world.wakeUp });
     collect.push(async () => {
-      record.samples = /** @type {{ samples: number[] }} */ (await (await fetch(`${gateway.url}/_demo/samples`)).json()).samples;
+      // A copy: stopping the phones later fails their calls in flight, which are no user's wait.
+      record.samples = world.judgedBy === 'phones' ? devices.samples().slice()
+        : /** @type {{ samples: number[] }} */ (await (await fetch(`${gateway.url}/_demo/samples`)).json()).samples;
+      if (world.gateway.kind === 'real') record.gatewayStats = /** @type {Record<string, number>} */ (await (await fetch(`${gateway.url}/_demo/stats`)).json());
     });
-    const devices = createDevices({ gatewayUrl: gateway.url, baselineRps: DEMO.baselineRps, ...DEMO.wakeUp });
     cleanups.push(() => devices.stop());
     const emulator = createSnsEmulator({ onDelivery: (arn, at) => devices.delivered(arn, at) });
     const snsUrl = await emulator.listen(0);
@@ -95,20 +114,25 @@ export async function runDemo({ audience = DEMO.audience, onTick, note, signal }
     });
     devices.start();
 
-    const env = { ...baseEnv, SNS_ENDPOINT: snsUrl, ...governorEnv(gateway.url) };
-    const workers = await Promise.all(Array.from({ length: DEMO.workers }, () => startWorker(env)));
+    const env = { ...baseEnv, SNS_ENDPOINT: snsUrl, ...governorEnv(world, gateway.url, source) };
+    const workers = await Promise.all(Array.from({ length: world.workers }, () => startWorker(env)));
     cleanups.push(() => Promise.all(workers.map((w) => w.stop())));
-    const governor = await startGovernor(env, (tick) => {
-      ticks.push(tick);
-      onTick(tick, { delivered: devices.stats().deliveries, campaignStart: campaignStarted ? record.campaignStart : null });
-    });
-    cleanups.push(() => governor.stop());
-
-    // The governor runs all the time in production, so it has seen the baseline (and the
-    // idle gateway's latency) before a campaign starts.
-    while (ticks.filter((t) => t.gateway).length < DEMO.warmupTicks) {
-      checkTime('the governor warms up');
-      await sleep(50);
+    if (fixedRate === undefined) {
+      const governor = await startGovernor(env, (tick) => {
+        ticks.push(tick);
+        onTick(tick, { delivered: devices.stats().deliveries, campaignStart: campaignStarted ? record.campaignStart : null });
+      });
+      cleanups.push(() => governor.stop());
+      // The governor runs all the time in production, so it has seen the baseline (and the
+      // idle gateway's latency) before a campaign starts.
+      while (ticks.filter((t) => t.gateway).length < world.warmupTicks) {
+        checkTime('the governor warms up');
+        await sleep(50);
+      }
+    } else {
+      // A fixed rate, as an operator sets it with pushctl; a burst of one spreads it evenly.
+      await pushctl(['rate', String(fixedRate)], env);
+      await sleep(world.warmupTicks * world.priors.metricsWindowMs);
     }
 
     const dir = await mkdtemp(join(tmpdir(), 'pushpace-demo-'));
@@ -122,18 +146,22 @@ export async function runDemo({ audience = DEMO.audience, onTick, note, signal }
 
     const hash = redisKeys(prefix).campaign(sent.id).hash;
     collect.push(async () => { record.campaign = await redis.hgetall(hash); });
+    let lastProgress = { at: Date.now(), deliveries: 0 };
     for (;;) {
       const state = await redis.hget(hash, 'state');
       if (state === 'completed') break;
       if (state === 'failed' || state === 'cancelled' || state === 'expired') throw new Error(`the campaign ended ${state}`);
       checkTime('the campaign sends');
+      const { deliveries } = devices.stats();
+      if (deliveries > lastProgress.deliveries) lastProgress = { at: Date.now(), deliveries };
+      else if (Date.now() - lastProgress.at > 30_000) throw new Error(`nothing sent for 30 s at ${deliveries} of ${audience} (bucket: ${JSON.stringify(await redis.hgetall(redisKeys(prefix).bucket))})`);
       await sleep(250);
     }
     record.campaignEnd = Date.now();
 
     // Judge the gateway until the last send's wake-ups have (99%) arrived, as the simulator
     // does: the load a send causes comes seconds after it.
-    const settle = devices.stats().lastDeliveryAt + requestDelayQuantileMs(0.99);
+    const settle = waitForWakeUps ? devices.stats().lastDeliveryAt + requestDelayQuantileMs(world, 0.99) : Date.now();
     note(`campaign completed; waiting ${((settle - Date.now()) / 1000).toFixed(1)} s for the last wake-ups`);
     while (Date.now() < settle || (devices.stats().inFlight > 0 && Date.now() < settle + 10_000)) {
       checkTime('the last wake-ups arrive');
@@ -186,10 +214,11 @@ async function writeCampaignFiles(dir, count) {
 /**
  * The time by which a share q of a send's wake-up requests have arrived, in the devices' true
  * model (log-normal open delay, exponential session).
+ * @param {DemoWorld} world
  * @param {number} q
  */
-export function requestDelayQuantileMs(q) {
-  const { openDelayMedianMs, openDelaySigma, sessionMeanMs } = DEMO.wakeUp;
+export function requestDelayQuantileMs(world, q) {
+  const { openDelayMedianMs, openDelaySigma, sessionMeanMs } = world.wakeUp;
   const mass = requestTimeMassPerSecond({
     openDelay: [{ share: 1, medianMs: openDelayMedianMs, sigma: openDelaySigma }],
     session: { kind: 'exponential', meanMs: sessionMeanMs }

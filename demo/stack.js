@@ -1,4 +1,4 @@
-// The demo's child processes, started as the Procfile would run them: the gateway, workers
+// The demo's child processes, started as the Procfile would run them: a gateway, workers
 // (workers/worker.js), the governor (workers/governor.js) and pushctl, each configured only
 // through its environment. Their output is kept (the last lines, for errors) and, for the
 // governor, parsed: each "governor tick" JSON line is one decision.
@@ -74,17 +74,20 @@ export async function waitForReady(proc, ready, what, timeoutMs = 20_000) {
 }
 
 /**
- * The demo gateway in its own process; resolves its URL.
- * @param {import('./gateway.js').GatewayOptions} options
+ * A demo gateway in its own process (the modelled one or the real one, whose CPU is then its
+ * own); resolves its URL.
+ * @param {import('./settings.js').DemoWorld['gateway']} settings
  * @param {Record<string, string | undefined>} env
+ * @param {string} databaseUrl  the real gateway's PostgreSQL
  */
-export async function startGateway(options, env) {
+export async function startGateway(settings, env, databaseUrl) {
   /** @type {string | null} */
   let url = null;
+  const options = settings.kind === 'real' ? { ...settings, databaseUrl } : settings;
   const proc = spawnNode('gateway', ['demo/gateway-main.js', JSON.stringify(options)], env, (line) => {
     if (line.startsWith('{"url"')) url = JSON.parse(line).url;
   });
-  await waitForReady(proc, () => url !== null, 'the demo gateway');
+  await waitForReady(proc, () => url !== null, `the ${settings.kind} demo gateway`);
   return { ...proc, url: /** @type {string} */ (/** @type {unknown} */ (url)) };
 }
 
@@ -139,7 +142,7 @@ export async function startGovernor(env, onTick) {
  * @property {string} reason
  * @property {number} sent      sends since its previous tick
  * @property {number | null} remaining  devices the running campaigns still had to send, as the governor told its controller
- * @property {{ p95Ms: number, p99Ms: number, errorRatio: number, rps: number } | null} gateway
+ * @property {{ p95Ms: number, p99Ms: number, errorRatio: number, rps: number | null } | null} gateway  what it read (rps null: a source without the load, the probe)
  * @property {number | null} capacity  its estimate of the gateway's requests/s at the setpoint
  * @property {Record<string, number | undefined>} model  the controller's other estimates (its snapshot), for the summary
  */

@@ -1,19 +1,25 @@
 // The demo's parts that production code meets: the demo gateway's /metrics read by the real
-// metrics-scrape source, and a governor started from PACING_* configuration (the path
-// `npm run demo` takes) that ticks on the wall clock's window boundaries. The demo itself
-// (npm run demo) takes two minutes and is not part of npm test.
+// metrics-scrape source, a governor started from PACING_* configuration (the path
+// `npm run demo` takes) that ticks on the wall clock's window boundaries, the real gateway's
+// latency coming from real CPU, and the flags that choose the gateway and the metric source.
+// The demo itself (npm run demo) takes minutes and is not part of npm test.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDemoGateway, rateAtP95 } from '../../demo/gateway.js';
+import { createDemoGateway, rateAtP95, PROBE_ROUTE } from '../../demo/gateway.js';
+import { createRealGateway } from '../../demo/real-gateway.js';
+import { parseDemoFlags } from '../../demo/flags.js';
+import { REAL_DEMO, governorEnv } from '../../demo/settings.js';
 import { windowsOf, sloShare } from '../../demo/report.js';
 import { createMetricsScrapeSource } from '../../shared/gateway-metrics/metrics-scrape.js';
 import { startGovernor } from '../../shared/governor-process.js';
 import { loadConfig } from '../../config/index.js';
 import { createLogger } from '../../shared/logger.js';
 import { createRedis, redisKeys } from '../../shared/redis.js';
-import { REDIS_URL, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
+import { REDIS_URL, DATABASE_URL, ROOT, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
 
 /** @type {Array<() => Promise<unknown>>} */
 const cleanups = [];
@@ -31,9 +37,19 @@ async function gatewayAt(options) {
 
 /** n GETs, all at once; resolves their status codes. @param {string} url @param {number} n */
 function calls(url, n) {
-  return Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
-    request(`${url}/api/feed`, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); }).on('error', reject).end();
-  })));
+  return Promise.all(Array.from({ length: n }, () => timedGet(`${url}/api/feed`).then((r) => r.status)));
+}
+
+/**
+ * One GET; resolves its status and latency as the client saw it.
+ * @param {string} url
+ * @returns {Promise<{ status: number | undefined, ms: number }>}
+ */
+function timedGet(url) {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    request(url, (res) => { res.resume(); res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started })); }).on('error', reject).end();
+  });
 }
 
 test('the demo gateway\'s /metrics is what the metrics-scrape source reads', async () => {
@@ -107,4 +123,58 @@ test('a governor configured by PACING_* decides once per window, on the window b
   cleanups.push(() => redis.quit());
   assert.equal(Number(await redis.hget(redisKeys(prefix).bucket, 'rate')), ticks().at(-1).rate, 'the last decision is in the bucket');
   await sleep(0);
+});
+
+test('the real gateway\'s latency comes from its CPU: it rises with load, the probe queues with the users', async () => {
+  const gateway = createRealGateway({ cpuMs: 4, databaseUrl: DATABASE_URL, rows: 50 });
+  const url = await gateway.listen(0);
+  cleanups.push(() => gateway.close());
+  const source = createMetricsScrapeSource({ url: `${url}/metrics` });
+  cleanups.push(() => source.close());
+  await timedGet(`${url}/api/feed`); // warms the pool's connections
+  await source.read();
+  // One request at a time: its own lookup and 4 ms of CPU.
+  const alone = [];
+  for (let i = 0; i < 10; i++) alone.push((await timedGet(`${url}/api/feed`)).ms);
+  const quiet = await source.read();
+  // 60 at once, with a probe among them: each waits for the CPU of those before it.
+  const workDone = async () => /** @type {{ workMs: number }} */ (await (await fetch(`${url}/_demo/stats`)).json()).workMs;
+  const workBefore = await workDone();
+  const burst = Array.from({ length: 60 }, () => timedGet(`${url}/api/feed`));
+  const probe = await timedGet(`${url}${PROBE_ROUTE}`);
+  const loaded = (await Promise.all(burst)).map((r) => r.ms).sort((a, b) => a - b);
+  const busy = await source.read();
+  const workAfter = await workDone();
+
+  alone.sort((a, b) => a - b);
+  assert.ok(loaded[30] > 4 * alone[5], `median ${loaded[30].toFixed(1)} ms under load against ${alone[5].toFixed(1)} ms alone`);
+  assert.ok(loaded[59] >= 60 * 4 * 0.8, `the last of 60 requests waited for the others' CPU: ${loaded[59].toFixed(1)} ms`);
+  assert.ok(probe.status === 200 && probe.ms > 4 * alone[5], `the probe queued behind the users: ${probe.ms.toFixed(1)} ms`);
+  // The work is CPU measured in the process, not a timer.
+  const workMs = workAfter - workBefore;
+  assert.ok(workMs > 60 * 4 * 0.7, `${workMs.toFixed(1)} ms of CPU work for 60 requests of 4 ms`);
+  // The gateway's own histogram sees less of it: it times a request from when Node parses it,
+  // and 60 new connections wait in the kernel while the CPU is busy (docs/demo.md). It sees some.
+  assert.ok(quiet.gateway && busy.gateway && /** @type {number} */ (busy.gateway.p95Ms) > /** @type {number} */ (quiet.gateway.p95Ms),
+    `/metrics p95 ${busy.gateway?.p95Ms} ms under load against ${quiet.gateway?.p95Ms} ms`);
+});
+
+test('--source and --gateway choose the governor\'s metric source and the gateway; a bad value exits 2 naming the flag', () => {
+  const probe = parseDemoFlags(['--gateway', 'real', '--source', 'probe']);
+  assert.ok(!('error' in probe) && probe.world === REAL_DEMO && probe.source === 'probe' && probe.audience === REAL_DEMO.audience);
+  const env = governorEnv(probe.world, 'http://127.0.0.1:9', probe.source);
+  assert.equal(env.GATEWAY_METRICS, 'active-probe');
+  assert.equal(env.GATEWAY_METRICS_URL, `http://127.0.0.1:9${PROBE_ROUTE}`);
+  // What the governor process will accept.
+  assert.equal(loadConfig({ ...env, REDIS_URL }).gatewayMetrics.kind, 'active-probe');
+  assert.equal(governorEnv(REAL_DEMO, 'http://127.0.0.1:9').GATEWAY_METRICS, 'metrics-scrape');
+  const defaults = parseDemoFlags([]);
+  assert.ok(!('error' in defaults) && defaults.source === 'scrape' && defaults.world.name === 'modelled');
+  assert.match(/** @type {any} */ (parseDemoFlags(['--fixed-rate', '0'])).error, /--fixed-rate/);
+
+  for (const [flag, value] of [['--source', 'prometheus'], ['--gateway', 'fake']]) {
+    const run = spawnSync(process.execPath, ['demo/main.js', flag, value], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, new RegExp(`${flag} must be .* got "${value}"`));
+  }
 });
