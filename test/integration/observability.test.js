@@ -51,8 +51,9 @@ before(async () => {
   profile = await mkdtemp(join(tmpdir(), 'pushpace-chromium-'));
   events = { exchange: `pushpace.events.${stack.prefix}`, queue: `pushpace.ingest.${stack.prefix}` };
   const gatewayUrl = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (gateway.address()).port}/health`;
-  let sent;
-  [processes.web, processes.governor, processes.ingest, browser, sent] = await Promise.all([
+  // allSettled, not all: when one part fails to start (no Chromium on the machine), the
+  // processes that did start must still reach `after` to be stopped, or the file never ends.
+  const started = await Promise.allSettled([
     startProcessType('producers/web.js', { ...stack.env, PORT: '0', DASHBOARD_TOKEN: TOKEN }, 'dashboard listening'),
     // Decisions every second, never above the campaign's test pace.
     startProcessType('workers/governor.js', { ...stack.env, GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: gatewayUrl,
@@ -63,6 +64,14 @@ before(async () => {
     stack.send(['--name', 'Dashboard e2e']),
     mkdir(ARTIFACTS, { recursive: true })
   ]);
+  const value = (/** @type {number} */ i) => (started[i].status === 'fulfilled' ? /** @type {PromiseFulfilledResult<any>} */ (started[i]).value : undefined);
+  if (value(0)) processes.web = value(0);
+  if (value(1)) processes.governor = value(1);
+  if (value(2)) processes.ingest = value(2);
+  browser = value(3);
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason;
+  const sent = value(4);
   campaignId = sent.id;
   url = `http://127.0.0.1:${processes.web.port('dashboard listening')}`;
 });
