@@ -79,11 +79,7 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
     predict: (w) => params.predict({ ...w, unitLoad: unitLoadOf(w) }),
     /** @param {MetricsWindow} w */
     update: (w) => params.update({ ...w, unitLoad: unitLoadOf(w) }),
-    /** @returns {LoadEstimate} */
-    estimate() {
-      const s = params.snapshot();
-      return { baseline: s.baseline, gain: s.requestsPerSend, pBB: s.baselineSd ** 2, pBa: s.correlation * s.baselineSd * s.requestsPerSendSd, paa: s.requestsPerSendSd ** 2 };
-    },
+    estimate: params.estimate,
     bumpBaseline: params.bumpBaseline,
     resetGain: params.resetGain,
     /** @param {Omit<Parameters<typeof planner.plan>[0], 'committed'>} input */
@@ -180,9 +176,7 @@ export function createLearnedMember(o, nominalKernel) {
     snapshot() {
       const e = estimate();
       return { baseline: e.baseline, requestsPerSend: e.gain, baselineSd: Math.sqrt(e.pBB), requestsPerSendSd: Math.sqrt(e.paa), correlation: e.pBa / Math.sqrt(e.pBB * e.paa) };
-    },
-    /** h: requests per send per lag bin. */
-    response: estimator.response
+    }
   };
 }
 

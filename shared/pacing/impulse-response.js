@@ -272,8 +272,7 @@ export function createImpulseResponseEstimator({
     get baseline() { return theta[0]; },
     get initialised() { return initialised; },
     /** h (a copy): requests per send per lag bin. */
-    response() { return theta.slice(1); },
-    horizonBins: n
+    response() { return theta.slice(1); }
   };
 }
 

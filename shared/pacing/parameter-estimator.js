@@ -105,22 +105,9 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
     pBa = Math.max(-Math.sqrt(pBB * paa), Math.min(Math.sqrt(pBB * paa), nBa));
   }
 
-  /**
-   * Upper confidence bound of the total load if the push-induced unit load is x.
-   * @param {number} x
-   * @param {number} z  standard deviations
-   */
-  function loadBound(x, z) {
-    return loadBoundOf({ baseline, gain, pBB, pBa, paa }, x, z);
-  }
-
-  /**
-   * The largest unit load x ≥ 0 whose load bound stays within `capacity` (0 if even none fits).
-   * @param {number} capacity
-   * @param {number} z
-   */
-  function maxUnitLoad(capacity, z) {
-    return maxUnitLoadOf({ baseline, gain, pBB, pBa, paa }, capacity, z);
+  /** The estimate and its covariance, for the plan's load bound (loadBoundOf, maxUnitLoadOf). @returns {LoadEstimate} */
+  function estimate() {
+    return { baseline, gain, pBB, pBa, paa };
   }
 
   /**
@@ -150,8 +137,7 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
     update,
     bumpBaseline,
     resetGain,
-    loadBound,
-    maxUnitLoad,
+    estimate,
     get initialised() { return initialised; },
     /** Current estimates and standard deviations. */
     snapshot() {
