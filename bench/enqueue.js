@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import pg from 'pg';
-import { runNode } from './support.js';
+import { benchPushctl } from './support.js';
 import { dropPrefix } from './publish-throughput.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,8 +46,8 @@ async function timedSend(sourceArgs, message) {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const started = process.hrtime.bigint();
   // As users run it: the bin's shebang and `npm run pushctl` both carry this heap cap.
-  const run = await runNode(['--max-old-space-size=128', 'producers/pushctl.js', 'send', ...sourceArgs, '--message', message, '--yes', '--json'],
-    { KEY_PREFIX: prefix, LOG_LEVEL: 'warn', DATABASE_URL });
+  const run = await benchPushctl(['send', ...sourceArgs, '--message', message, '--yes', '--json'],
+    { KEY_PREFIX: prefix, LOG_LEVEL: 'warn', DATABASE_URL }, ['--max-old-space-size=128']);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await dropPrefix(prefix);
   if (run.code !== 0) throw new Error(`pushctl send ${sourceArgs[0]} failed: ${run.stderr}`);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { deletePrefix } from '../shared/redis.js';
-import { runNode, startNode, emulatorStats, resetEmulator, median } from './support.js';
+import { benchPushctl, runNode, startNode, emulatorStats, resetEmulator, median } from './support.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -61,7 +61,7 @@ async function workerRun({ url, audience, message, devices, concurrency }) {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   const env = { KEY_PREFIX: prefix, SNS_ENDPOINT: url, SEND_RATE: '1000000', SEND_BURST: '100000', PUBLISH_CONCURRENCY: String(concurrency),
     WORKER_CONCURRENCY: '4', SEGMENT_SIZE: '500', LOG_LEVEL: 'warn' };
-  const sent = await runNode(['producers/pushctl.js', 'send', '--audience', audience, '--message', message, '--yes'], env);
+  const sent = await benchPushctl(['send', '--audience', audience, '--message', message, '--yes'], env);
   if (sent.code !== 0) throw new Error(`pushctl send failed: ${sent.stderr}`);
   const worker = await startNode(['workers/worker.js'], { ...env, LOG_LEVEL: 'info' }, /worker consuming segments/);
   try {

@@ -9,6 +9,7 @@ import { benchPacing, formatPacingSection } from './pacing.js';
 import { benchHoldout, formatHoldoutSection } from './holdout.js';
 import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-response.js';
 import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
+import { benchInformationLimit, formatInformationLimitSection } from './information-limit.js';
 
 const only = process.argv[2];
 const lines = [`\n## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
@@ -57,6 +58,10 @@ if (!only || only === 'holdout') {
   const r = benchHoldout();
   if (!r.allMet) failed = true;
   lines.push(formatHoldoutSection(r));
+}
+if (!only || only === 'information-limit') {
+  // Evidence, not a target: how much of the hold-out gap no controller could close.
+  lines.push(formatInformationLimitSection(benchInformationLimit()));
 }
 if (!only || only === 'impulse-response') {
   const r = formatImpulseResponseSection(benchImpulseResponse());

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runPushctl } from '../scripts/run-pushctl.js';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Preloaded into a measured child: reports its peak RSS on exit. */
@@ -20,8 +21,25 @@ export async function runNode(args, env) {
   child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c; });
   child.stderr.setEncoding('utf8').on('data', (c) => { stderr += c; });
   const [code] = await once(child, 'exit');
+  return { code, stdout, stderr, maxRssMb: rssMbOf(stderr) };
+}
+
+/**
+ * Runs pushctl (scripts/run-pushctl.js) with `env` added to this process's; resolves
+ * { code, stdout, stderr, maxRssMb }.
+ * @param {string[]} args
+ * @param {Record<string, string | undefined>} env
+ * @param {string[]} [nodeArgs] node's own options (the heap cap users run it with)
+ */
+export async function benchPushctl(args, env, nodeArgs = []) {
+  const run = await runPushctl(args, { env: { ...process.env, ...env }, nodeArgs: ['--import', RSS_REPORTER, ...nodeArgs] });
+  return { ...run, maxRssMb: rssMbOf(run.stderr) };
+}
+
+/** The peak RSS report-rss.js wrote on a child's stderr, in MB. @param {string} stderr */
+function rssMbOf(stderr) {
   const rss = /maxRssKb=(\d+)/.exec(stderr);
-  return { code, stdout, stderr, maxRssMb: rss ? Number(rss[1]) / 1024 : NaN };
+  return rss ? Number(rss[1]) / 1024 : NaN;
 }
 
 /**

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import amqplib from 'amqplib';
 import { createSnsEmulator } from '../emulator/sns-emulator.js';
-import { runNode, startNode } from './support.js';
+import { benchPushctl, startNode } from './support.js';
 import { dropPrefix } from './publish-throughput.js';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -57,7 +57,7 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
   let eventsUntil = 0;
   try {
     await channel.assertExchange(env.EVENTS_EXCHANGE, 'topic', { durable: true });
-    const sent = await runNode(['producers/pushctl.js', 'send', '--audience', audience, '--message', message, '--yes', '--json'], env);
+    const sent = await benchPushctl(['send', '--audience', audience, '--message', message, '--yes', '--json'], env);
     if (sent.code !== 0) throw new Error(`pushctl send failed: ${sent.stderr}`);
     while (deliveries.length < rate * 3) await sleep(100); // the campaign is at full speed
 
@@ -113,9 +113,9 @@ function maxPerSecond(times) {
 
 /** Cancels whatever the bench's campaign has left, so the worker can stop at once. @param {Record<string, string>} env */
 async function pushctlCancelAll(env) {
-  const listed = await runNode(['producers/pushctl.js', 'list', '--json'], env);
+  const listed = await benchPushctl(['list', '--json'], env);
   for (const campaign of JSON.parse(listed.stdout || '[]')) {
-    if (campaign.state === 'running') await runNode(['producers/pushctl.js', 'cancel', campaign.id], env);
+    if (campaign.state === 'running') await benchPushctl(['cancel', campaign.id], env);
   }
 }
 

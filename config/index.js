@@ -2,8 +2,10 @@
 // it takes an env object, validates every variable, applies the defaults kept in
 // DEFAULTS and returns a frozen object. Every error names the variable.
 import { ConfigError } from '../shared/errors.js';
+import { redactUrl } from '../shared/redact-url.js';
 import { canonicalTimezone } from '../shared/zoned-time.js';
 import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../shared/pacing/controller-options.js';
+import { GATEWAY_METRIC_KINDS, GATEWAY_METRIC_SOURCES } from '../shared/gateway-metrics/gateway-metrics.js';
 
 /** Defaults for local runs; each is documented in the README's configuration table. */
 export const DEFAULTS = Object.freeze({
@@ -58,7 +60,6 @@ export const DEFAULTS = Object.freeze({
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
-const GATEWAY_METRIC_KINDS = ['none', 'prometheus-api', 'metrics-scrape', 'active-probe'];
 const GATEWAY_REQUEST_RATES = ['measured', 'none'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
 const AWS_CREDENTIAL_VARS = [
@@ -155,7 +156,8 @@ function snsConfig(env, read, emulatorPort) {
  * @param {ReturnType<typeof reader>} read
  */
 function gatewayMetricsConfig(env, read) {
-  const kind = /** @type {'none' | 'prometheus-api' | 'metrics-scrape' | 'active-probe'} */ (read.oneOf('GATEWAY_METRICS', GATEWAY_METRIC_KINDS));
+  const kind = /** @type {'none' | import('../shared/gateway-metrics/gateway-metrics.js').GatewayMetricKind} */ (
+    read.oneOf('GATEWAY_METRICS', ['none', ...GATEWAY_METRIC_KINDS]));
   const histogram = read.string('GATEWAY_HISTOGRAM', /^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'a Prometheus metric name');
   // none: the source's request rate is not the gateway's whole load (a histogram of one
   // route, a sampled exporter), so the controller reads the load off the latency, as it
@@ -172,7 +174,7 @@ function gatewayMetricsConfig(env, read) {
  * timing. The rest keep the controller's defaults. The governor reads the gateway and
  * decides once per PACING_METRICS_WINDOW_MS, which is also the controller's time step.
  * @param {ReturnType<typeof reader>} read
- * @param {string} metricsKind  GATEWAY_METRICS: sets the default lag
+ * @param {'none' | import('../shared/gateway-metrics/gateway-metrics.js').GatewayMetricKind} metricsKind  GATEWAY_METRICS: sets the default lag
  */
 function pacingConfig(read, metricsKind) {
   const minRate = read.number('PACING_MIN_RATE', { min: 0, max: 1_000_000 });
@@ -182,8 +184,9 @@ function pacingConfig(read, metricsKind) {
   // The window is also the controller's bin, which must be whole seconds.
   if (windowMs % 1000 !== 0) throw new ConfigError(`PACING_METRICS_WINDOW_MS must be a whole number of seconds in ms (such as 2000), got ${windowMs}`);
   // A scrape or a probe measures up to the moment it is read; a Prometheus server's answer
-  // is about one scrape interval old.
-  const lagFallback = metricsKind === 'metrics-scrape' || metricsKind === 'active-probe' ? 0 : CONTROLLER_DEFAULTS.metricsLagMs;
+  // is about one scrape interval old (each source's `current`).
+  const current = metricsKind !== 'none' && GATEWAY_METRIC_SOURCES[metricsKind].current;
+  const lagFallback = current ? 0 : CONTROLLER_DEFAULTS.metricsLagMs;
   const options = {
     sloP95Ms: read.number('PACING_SLO_P95_MS', { min: 1, max: 600_000 }),
     // Lower for a gateway whose p95 varies a lot from window to window (few processes).
@@ -312,18 +315,4 @@ function timezone(value) {
   const canonical = canonicalTimezone(value);
   if (canonical === null) throw new ConfigError(`DEFAULT_TIMEZONE must be an IANA time zone such as Europe/Helsinki or UTC, got "${value}"`);
   return canonical;
-}
-
-/**
- * A URL with its password replaced, safe for logs and error messages.
- * @param {string} value
- */
-export function redactUrl(value) {
-  try {
-    const url = new URL(value);
-    if (url.password) url.password = '***';
-    return url.toString().replace(/\/$/, value.endsWith('/') ? '/' : '');
-  } catch {
-    return value.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-  }
 }

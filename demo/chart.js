@@ -1,7 +1,8 @@
 // A self-contained SVG chart of one demo run: stacked panels over a shared time axis
 // (seconds since the campaign started; the warm-up before it is shaded). Inline styles, no
 // fonts or scripts to load, like the simulator's charts (sim/chart.js).
-import { niceStep, niceCeil, escapeXml } from '../sim/svg.js';
+import { niceStep, niceCeil } from '../sim/svg.js';
+import { escapeXml } from '../shared/escape-xml.js';
 
 /**
  * @typedef {object} Line

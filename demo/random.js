@@ -1,6 +1,6 @@
 // Seeded draws for the demo's gateway and devices. The same seed gives the same service
 // times and the same wake-up behaviour; the wall clock still differs from run to run.
-import { mulberry32 } from '../emulator/faults.js';
+import { mulberry32 } from '../shared/seeded-random.js';
 
 /** @param {number} seed */
 export function createRandom(seed) {

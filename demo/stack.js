@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runPushctl } from '../scripts/run-pushctl.js';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TAIL_LINES = 40;
@@ -153,12 +154,7 @@ export async function startGovernor(env, onTick) {
  * @param {Record<string, string | undefined>} env
  */
 export async function pushctl(args, env) {
-  const child = spawn(process.execPath, ['producers/pushctl.js', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
-  const [code] = await once(child, 'exit');
+  const { code, stdout, stderr } = await runPushctl(args, { env });
   if (code !== 0) throw new Error(`pushctl ${args[0]} exited with ${code}: ${stderr.trim()}`);
   return stdout;
 }

@@ -2,7 +2,8 @@
 // so any well-formed ARN is a live endpoint without CreatePlatformEndpoint; only the
 // ones the API touched, a fault disabled or a delete removed take up memory.
 import { createHash } from 'node:crypto';
-import { errorAnswer, escapeXml, invalid, okAnswer } from './query-protocol.js';
+import { errorAnswer, invalid, okAnswer } from './query-protocol.js';
+import { escapeXml } from '../shared/escape-xml.js';
 
 /** @typedef {import('./query-protocol.js').Answer} Answer */
 

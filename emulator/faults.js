@@ -122,21 +122,6 @@ export function createThrottle(limit) {
   };
 }
 
-/**
- * A small fast PRNG (mulberry32): the same seed gives the same errorShare split.
- * @param {number} seed
- */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The delay for one answer: the fixed latency, or a uniform draw from the range. @param {number | LatencyRange} latency */
 export function latencyOf(latency) {
   if (typeof latency === 'number') return latency;

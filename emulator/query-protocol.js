@@ -2,6 +2,7 @@
 // in, XML answers in the 2010-03-31 namespace out. Handlers build an Answer and never
 // touch XML, so every reply, success or error, is rendered in one place.
 import { randomUUID } from 'node:crypto';
+import { escapeXml } from '../shared/escape-xml.js';
 
 const XMLNS = 'http://sns.amazonaws.com/doc/2010-03-31/';
 
@@ -66,11 +67,3 @@ export function sendXml(res, answer) {
   });
   res.end(body);
 }
-
-// XML 1.0 cannot carry most control characters even escaped; they become U+FFFD.
-/** Makes text safe inside an XML element. @param {string} text */
-export function escapeXml(text) {
-  return text.replace(/[<>&"'\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, (c) => XML_ENTITIES[c] ?? '\ufffd');
-}
-/** @type {Record<string, string>} */
-const XML_ENTITIES = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' };

@@ -18,7 +18,8 @@ import { performance } from 'node:perf_hooks';
 import { InputError } from '../shared/errors.js';
 import { createDeliveryRecorder, RING_SIZE } from './delivery-recorder.js';
 import { createEndpointStore, ENDPOINT_ARN } from './endpoint-store.js';
-import { createThrottle, isPlainObject, latencyOf, mulberry32, normalizeFaults, summarizeFaults } from './faults.js';
+import { createThrottle, isPlainObject, latencyOf, normalizeFaults, summarizeFaults } from './faults.js';
+import { mulberry32 } from '../shared/seeded-random.js';
 import { errorAnswer, invalid, okAnswer, parseForm, readMessageAttributes, sendXml } from './query-protocol.js';
 
 // Part of this module's public API since before the split; callers import them here.

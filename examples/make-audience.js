@@ -4,18 +4,12 @@
 // is the same on every run (a seeded generator), so the file can be regenerated and
 // diffed. Usage: node examples/make-audience.js [output.csv]
 import { writeFileSync } from 'node:fs';
+import { mulberry32 } from '../shared/seeded-random.js';
 
 const DEVICES = 2000;
 const output = process.argv[2] ?? new URL('./audience.csv', import.meta.url);
 
-// mulberry32: a tiny seeded PRNG; Math.random cannot be seeded.
-let state = 0x5eed1e55;
-function random() {
-  state = (state + 0x6d2b79f5) | 0;
-  let t = Math.imul(state ^ (state >>> 15), 1 | state);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = mulberry32(0x5eed1e55);
 /** @param {readonly [string, number][]} weighted */
 function pick(weighted) {
   let r = random();

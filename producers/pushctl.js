@@ -8,19 +8,62 @@ import { loadConfig } from '../config/index.js';
 import { InputError, exitCodeFor } from '../shared/errors.js';
 import { openContext } from './cli/context.js';
 
+/**
+ * Every command, once: its lines of the usage text, whether it needs a campaign id, whether
+ * it opens Redis (the context), and how it runs. Commands are loaded on demand: `status`
+ * need not load BullMQ or the audience readers.
+ * @typedef {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, stdin: NodeJS.ReadStream }} IO
+ * @typedef {import('./cli/context.js').Context} Context
+ * @typedef {ReturnType<typeof parseArgs<{ options: typeof OPTIONS, allowPositionals: true, strict: true }>>['values']} Values
+ * @typedef {{ values: Values, send: import('./cli/send.js').SendOptions, args: string[], io: IO }} Call
+ * @typedef {object} Command
+ * @property {string} [usage]       its lines in the usage text (a command described with another has none)
+ * @property {boolean} [needsId]    the first argument is a campaign id
+ * @property {(config: import('../config/index.js').Config, call: Call) => Promise<number>} [runWithoutContext]
+ * @property {(ctx: Context, call: Call) => Promise<number>} [run]
+ */
+/** @type {Record<string, Command>} */
+const COMMANDS = {
+  send: {
+    usage: `  send --audience FILE | --query SQL --message FILE [--name NAME] [--rate N] [--strict] [--dry-run] [--yes] [--json]
+       [--local-time HH:MM[:SS] [--default-timezone ZONE]]   each device at that time in its own zone
+       [--deadline ISO8601] [--ttl 90m]     nothing is sent after it; unsent devices are counted as expired`,
+    run: async (ctx, { send, io }) => (await import('./cli/send.js')).send(ctx, send, io)
+  },
+  status: {
+    usage: '  status ID [--watch] [--json]',
+    needsId: true,
+    run: async (ctx, { args, values, io }) => (await import('./cli/status.js')).status(ctx, args[0], values, io)
+  },
+  list: {
+    usage: '  list [--json]',
+    run: async (ctx, { values, io }) => (await import('./cli/status.js')).list(ctx, values, io)
+  },
+  pause: { usage: '  pause ID | resume ID | cancel ID [--json]', needsId: true, run: (ctx, call) => setState(ctx, 'pause', call) },
+  resume: { needsId: true, run: (ctx, call) => setState(ctx, 'resume', call) },
+  cancel: { needsId: true, run: (ctx, call) => setState(ctx, 'cancel', call) },
+  rate: {
+    usage: '  rate [RATE] [--burst N] [--json]     show, or set for every worker at once',
+    run: async (ctx, { args, values, io }) => (await import('./cli/status.js')).rate(ctx, args[0], values, io)
+  },
+  db: {
+    usage: '  db migrate                           create or update the devices table in DATABASE_URL',
+    async runWithoutContext(config, { args, io }) {
+      if (args[0] !== 'migrate') throw new InputError(`unknown db command "${args[0] ?? ''}"; try: pushctl db migrate`);
+      return (await import('./cli/db.js')).migrateDevices(config, io);
+    }
+  },
+  schedule: {
+    usage: `  schedule add ID --cron EXPR | --at TIME --timezone ZONE  and send's audience, message and options
+               [--missed skip|catch-up] [--grace 1h] [--dry-run] [--json]   a scheduler process sends it
+  schedule list | show ID | pause ID | resume ID | remove ID   each with [--json]`,
+    run: async (ctx, { args, send, io }) => (await import('./cli/schedule.js')).schedule(ctx, args, send, io)
+  }
+};
+
 const USAGE = `usage: pushctl <command> [options]
 
-  send --audience FILE | --query SQL --message FILE [--name NAME] [--rate N] [--strict] [--dry-run] [--yes] [--json]
-       [--local-time HH:MM[:SS] [--default-timezone ZONE]]   each device at that time in its own zone
-       [--deadline ISO8601] [--ttl 90m]     nothing is sent after it; unsent devices are counted as expired
-  status ID [--watch] [--json]
-  list [--json]
-  pause ID | resume ID | cancel ID [--json]
-  rate [RATE] [--burst N] [--json]     show, or set for every worker at once
-  db migrate                           create or update the devices table in DATABASE_URL
-  schedule add ID --cron EXPR | --at TIME --timezone ZONE  and send's audience, message and options
-               [--missed skip|catch-up] [--grace 1h] [--dry-run] [--json]   a scheduler process sends it
-  schedule list | show ID | pause ID | resume ID | remove ID   each with [--json]
+${Object.values(COMMANDS).flatMap((command) => command.usage ?? []).join('\n')}
 `;
 
 const OPTIONS = /** @type {const} */ ({
@@ -52,42 +95,27 @@ async function main(argv) {
     return command || values.help ? 0 : 2;
   }
   const config = loadConfig(process.env);
-  const needsId = ['status', 'pause', 'resume', 'cancel'].includes(command);
-  if (needsId && !args[0]) throw new InputError(`${command} needs a campaign id\n${USAGE}`);
-  if (command === 'db') {
-    if (args[0] !== 'migrate') throw new InputError(`unknown db command "${args[0] ?? ''}"; try: pushctl db migrate`);
-    const { migrateDevices } = await import('./cli/db.js');
-    return migrateDevices(config, io);
-  }
-  if (!['send', 'status', 'list', 'pause', 'resume', 'cancel', 'rate', 'schedule'].includes(command)) {
-    throw new InputError(`unknown command "${command}"\n${USAGE}`);
-  }
-
+  const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!entry) throw new InputError(`unknown command "${command}"\n${USAGE}`);
+  if (entry.needsId && !args[0]) throw new InputError(`${command} needs a campaign id\n${USAGE}`);
   // What pushctl send is given; schedule add stores the same and replays it at each fire.
-  const sendOptions = { ...values, dryRun: values['dry-run'], localTime: values['local-time'], defaultTimezone: values['default-timezone'] };
+  const send = { ...values, dryRun: values['dry-run'], localTime: values['local-time'], defaultTimezone: values['default-timezone'] };
+  const call = { values, send, args, io };
+  if (entry.runWithoutContext) return entry.runWithoutContext(config, call);
   const ctx = await openContext(config);
   try {
-    // Commands are loaded on demand: `status` need not load BullMQ or the audience readers.
-    switch (command) {
-      case 'send': {
-        const { send } = await import('./cli/send.js');
-        return await send(ctx, sendOptions, io);
-      }
-      case 'schedule':
-        return await (await import('./cli/schedule.js')).schedule(ctx, args, sendOptions, io);
-      case 'status':
-        return await (await import('./cli/status.js')).status(ctx, args[0], values, io);
-      case 'list':
-        return await (await import('./cli/status.js')).list(ctx, values, io);
-      case 'rate':
-        return await (await import('./cli/status.js')).rate(ctx, args[0], values, io);
-      default: {
-        const campaign = await ctx.store[/** @type {'pause' | 'resume' | 'cancel'} */ (command)](args[0]);
-        io.stdout.write(values.json ? JSON.stringify({ id: campaign.id, state: campaign.state }) + '\n' : `${campaign.id} ${campaign.state}\n`);
-        return 0;
-      }
-    }
+    return await /** @type {NonNullable<Command['run']>} */ (entry.run)(ctx, call);
   } finally {
     await ctx.close();
   }
+}
+
+/**
+ * pause, resume or cancel a campaign.
+ * @param {Context} ctx @param {'pause' | 'resume' | 'cancel'} action @param {Call} call
+ */
+async function setState(ctx, action, { args, values, io }) {
+  const campaign = await ctx.store[action](args[0]);
+  io.stdout.write(values.json ? JSON.stringify({ id: campaign.id, state: campaign.state }) + '\n' : `${campaign.id} ${campaign.state}\n`);
+  return 0;
 }

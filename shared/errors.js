@@ -87,6 +87,25 @@ export class CampaignExistsError extends PushError {
 }
 
 /**
+ * Enqueueing a campaign broke off part-way (Redis lost, Ctrl-C). `marked` says whether
+ * the campaign could be marked failed, so that workers drop what was queued.
+ */
+export class EnqueueError extends PushError {
+  /**
+   * @param {string} campaignId
+   * @param {boolean} marked
+   * @param {string} message
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(campaignId, marked, message, options) {
+    super(message, options);
+    this.code = 'PUSH_ERR_ENQUEUE';
+    this.campaignId = campaignId;
+    this.marked = marked;
+  }
+}
+
+/**
  * The process exit code for an error: 2 for bad input, 1 for everything else.
  * @param {unknown} error
  */

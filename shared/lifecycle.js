@@ -2,7 +2,6 @@
 // handling within Heroku's 30 s window, and exit codes. Entry files call
 // runProcess; only they (through it) end the process.
 import cluster from 'node:cluster';
-import { loadConfig } from '../config/index.js';
 import { exitCodeFor } from './errors.js';
 import { createLogger } from './logger.js';
 import { createOps } from './metrics/ops-server.js';
@@ -17,14 +16,14 @@ import { createOps } from './metrics/ops-server.js';
  * with its name), logs as `name`, and runs `start` under runProcess, in
  * WEB_CONCURRENCY processes when `clustered`.
  * @param {string} name the process type
- * @param {Record<string, string | undefined>} env process.env
+ * @param {() => import('../config/index.js').Config} readConfig  loadConfig(process.env), from the entry file
  * @param {(config: import('../config/index.js').Config, logger: import('pino').Logger, ops: import('./metrics/ops-server.js').OpsContext) => Promise<Running>} start
  * @param {{ clustered?: boolean }} [options]
  */
-export async function runProcessType(name, env, start, { clustered = true } = {}) {
+export async function runProcessType(name, readConfig, start, { clustered = true } = {}) {
   let config;
   try {
-    config = loadConfig(env);
+    config = readConfig();
   } catch (error) {
     process.stderr.write(`${name}: ${/** @type {Error} */ (error).message}\n`);
     process.exit(exitCodeFor(error));

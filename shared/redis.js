@@ -3,7 +3,7 @@
 // keys at once) also run on Redis Cluster, where all of them share one slot.
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { redactUrl } from '../config/index.js';
+import { redactUrl } from './redact-url.js';
 import { UnavailableError } from './errors.js';
 
 const SCRIPTS = {
@@ -144,9 +144,9 @@ export function redisKeys(prefix) {
     /** Finished campaigns scored by when they finished (ms), the last day's: their final numbers for metrics and charts. */
     finishedCampaigns: `${tag}:campaigns:finished`,
     disabledEndpoints: `${tag}:endpoints:disabled`,
-    /** Which governor process steers the rate: its id, with a TTL (shared/governor-lease.js). */
+    /** Which governor process steers the rate: its id, with a TTL (shared/governor/governor-lease.js). */
     governorLease: `${tag}:governor:lease`,
-    /** The governor's last observations (JSON list, newest last): a new lease holder replays them (shared/governor.js). */
+    /** The governor's last observations (JSON list, newest last): a new lease holder replays them (shared/governor/governor.js). */
     governorJournal: `${tag}:governor:journal`,
     /** An event's idempotency record. @param {string} idempotencyKey */
     event: (idempotencyKey) => `${tag}:event:${idempotencyKey}`,

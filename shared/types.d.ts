@@ -50,6 +50,70 @@ export interface Message {
 /** `expired`: finished with devices its deadline cut off (counted in `expired`); `completed`: every device reached. */
 export type CampaignState = 'running' | 'paused' | 'cancelled' | 'completed' | 'expired' | 'failed';
 
+/** A campaign as stored in Redis (campaign/campaign-store.js), as status, the dashboard and metrics read it. */
+export interface Campaign {
+  id: string;
+  name: string;
+  state: CampaignState;
+  message: Message;
+  /** Where the audience came from, for people reading status. */
+  source: string;
+  /** Sends/s cap for this campaign alone. */
+  maxRate: number | null;
+  /** ms since the epoch. */
+  createdAt: number;
+  finishedAt: number | null;
+  /** Every segment is on the queue. */
+  enqueued: boolean;
+  /** Devices enqueued. */
+  total: number;
+  segmentsTotal: number;
+  segmentsDone: number;
+  delivered: number;
+  disabled: number;
+  failed: number;
+  /** Devices dropped unsent by a cancel. */
+  cancelled: number;
+  /** Devices not sent because their deadline passed first. */
+  expired: number;
+  /** Audience lines rejected as invalid. */
+  skipped: number;
+  /** Audience lines naming an endpoint already listed. */
+  duplicates: number;
+  /** Endpoints left out because they were already disabled. */
+  excluded: number;
+  error: string | null;
+  /** The instant local times and TTLs count from (ms). */
+  startAt: number;
+  /** The campaign-wide deadline (ms): absolute, or start + TTL without local time. */
+  deadlineAt: number | null;
+  /** Time to live from each group's start, as asked for. */
+  ttlMs: number | null;
+  /** 'HH:MM[:SS]' in each device's zone; null when sent at once. */
+  localTime: string | null;
+  /** The zone of devices that name none (local-time campaigns). */
+  defaultTimezone: string | null;
+  /** Bits per device in the outcome bitfield (2 for campaigns created before expiry existed). */
+  outcomeBits: 2 | 3;
+}
+
+/**
+ * One metrics window of the API gateway, as the governor hands it to the pacing
+ * controller (shared/pacing/controller.js reads this shape).
+ */
+export interface GatewaySample {
+  p95Ms: number;
+  p99Ms: number;
+  /** Failed / all requests in the window, 0..1. */
+  errorRatio: number;
+  /**
+   * Requests per second over the window, all traffic; null from a source that sees latency
+   * only (an active probe, a Prometheus query without a rate): the controller then reads the
+   * load off the latency curve it holds.
+   */
+  rps: number | null;
+}
+
 /** One unit of queued work: up to SEGMENT_SIZE devices of one campaign. */
 export interface Segment {
   campaignId: string;
@@ -85,7 +149,7 @@ export interface ConsumeOptions {
   onDeadLetter?: (payload: any, error: Error) => Promise<void> | void;
 }
 
-/** The transport-neutral queue interface. BullMQ stands behind it now; RabbitMQ later. */
+/** The transport-neutral queue interface: BullMQ (queue/bullmq-queue.js) or RabbitMQ (queue/rabbitmq-queue.js) behind it. */
 export interface QueueAdapter<T = any> {
   /** Adds items durably; resolves when all are stored. An item whose release time (the adapter's releaseAtOf) is in the future is not handed to a consumer before it. */
   enqueue(items: T[]): Promise<void>;

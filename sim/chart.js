@@ -1,7 +1,8 @@
 // Hand-written SVG charts of simulator runs: send rate, gateway load against capacity, and
 // p95 against the SLO over time, one line per run. Self-contained (inline styles, no fonts
 // or scripts to load), so they render on GitHub and in any browser.
-import { niceStep, niceCeil, escapeXml } from './svg.js';
+import { niceStep, niceCeil } from './svg.js';
+import { escapeXml } from '../shared/escape-xml.js';
 
 /** @typedef {import('./simulate.js').Series} Series */
 

@@ -1,19 +1,13 @@
 // Seeded randomness for the simulator: the same scenario and seed give the same run.
+import { mulberry32 } from '../shared/seeded-random.js';
 
 /**
  * A seeded generator (mulberry32) with the draws the simulator needs.
  * @param {number} seed
  */
 export function createRandom(seed) {
-  let state = (seed >>> 0) || 0x9e3779b9;
-  /** Uniform on [0, 1). */
-  function uniform() {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
+  /** Uniform on [0, 1). A zero seed is replaced, as it always was here. */
+  const uniform = mulberry32((seed >>> 0) || 0x9e3779b9);
   /** @type {number | null} */
   let spare = null;
   /** Standard normal (Box–Muller, the second value kept for the next call). */

@@ -21,8 +21,3 @@ export function niceCeil(v, minStep = 0) {
   const step = niceStep(v, minStep);
   return Math.ceil(v / step) * step;
 }
-
-/** Text made safe inside SVG (XML) markup. @param {string} s */
-export function escapeXml(s) {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}

@@ -2,7 +2,7 @@
 // results), Redis, the campaign store and the token bucket, opened once.
 import { createLogger } from '../../shared/logger.js';
 import { createRedis, assertRedisReachable } from '../../shared/redis.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { createTokenBucket } from '../../shared/token-bucket.js';
 import pino from 'pino';
 

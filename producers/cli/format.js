@@ -1,15 +1,8 @@
 // Human-readable output for pushctl: durations, counts, tables and the progress bar.
 
-/** @typedef {import('../../shared/campaign-progress.js').CampaignProgress} CampaignProgress */
+import { formatDuration } from '../../shared/campaign/format-duration.js';
 
-/** @param {number | null} seconds */
-export function formatDuration(seconds) {
-  if (seconds === null || !Number.isFinite(seconds)) return '?';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
+/** @typedef {import('../../shared/campaign/campaign-progress.js').CampaignProgress} CampaignProgress */
 
 /** @param {number} n */
 export const formatCount = (n) => n.toLocaleString('en-US');
@@ -58,4 +51,19 @@ export function statusBlock(p) {
   ];
   if (p.cancelled > 0) lines.push(`cancelled ${formatCount(p.cancelled)} devices not sent`);
   return lines.join('\n');
+}
+
+/**
+ * A launch warning (shared/campaign/launch.js) as pushctl prints it on stderr.
+ * @param {import('../../shared/campaign/launch.js').LaunchWarning} warning
+ */
+export function formatWarning(warning) {
+  if (warning.kind === 'invalid-lines') {
+    const shown = warning.lines.map((s) => `  ${warning.source} line ${s.line}: ${s.reason}`).join('\n');
+    const more = warning.count > warning.lines.length ? `\n  ... and ${warning.count - warning.lines.length} more` : '';
+    return `warning: skipping ${warning.count} invalid line(s) (use --strict to reject the campaign instead):\n${shown}${more}\n`;
+  }
+  const zones = `${warning.zones.slice(0, 5).join(', ')}${warning.zones.length > 5 ? ', ...' : ''}`;
+  return `warning: ${formatCount(warning.devices)} devices in ${warning.zones.length} time zone(s) (${zones}) reach ${warning.localTime} only after the ` +
+    'deadline; they will be counted as expired and not sent\n';
 }

@@ -1,17 +1,14 @@
-// pushctl schedule add|list|show|pause|resume|remove, and the launch a scheduler
-// process runs at each fire: the schedule's stored send options replayed through
-// pushctl send, with the message stored at add time and the fire's campaign id.
+// pushctl schedule add|list|show|pause|resume|remove. A scheduler process launches each
+// fire (shared/scheduler/launch-fire.js) with the send options stored here.
 import { basename, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { InputError } from '../../shared/errors.js';
-import { readMessageFile } from '../../shared/message.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
-import { createTokenBucket } from '../../shared/token-bucket.js';
+import { readMessageFile } from '../../shared/sns/message.js';
+import { chooseAudience } from '../../shared/audience/open-source.js';
 import { createScheduleStore } from '../../shared/scheduler/schedule-store.js';
 import { scheduleTiming, checkScheduleId, nextFire } from '../../shared/scheduler/schedule-spec.js';
 import { describeSchedule } from '../../shared/scheduler/schedule-view.js';
 import { formatZoned } from '../../shared/zoned-time.js';
-import { formatCount, formatTable } from './format.js';
+import { formatCount, formatTable, formatWarning } from './format.js';
 
 /** @typedef {import('./context.js').Context} Context */
 /** @typedef {import('../../shared/scheduler/schedule-spec.js').Schedule} Schedule */
@@ -68,7 +65,7 @@ export async function schedule(ctx, args, options, io) {
 }
 
 /**
- * Validates everything, by the same checks pushctl send makes (a dry run of it), and
+ * Validates everything, by the same checks a launch makes (its plan, storing nothing), and
  * stores the schedule only if all pass.
  * @param {Context} ctx
  * @param {ScheduleStore} store
@@ -82,9 +79,7 @@ async function add(ctx, store, id, options, io) {
     id, cron: text(options.cron), at: text(options.at), timeZone: text(options.timezone),
     missed: text(options.missed), grace: text(options.grace)
   }, { now, defaultGraceMs: ctx.config.scheduler.defaultGraceMs });
-  if (!options.audience === !options.query) {
-    throw new InputError('schedule add needs exactly one of --audience FILE or --query SQL: who the announcement goes to');
-  }
+  chooseAudience(options, 'schedule add');
   // Checked again atomically when storing; asking first spares a scan of the audience.
   if (!options.dryRun && await store.get(timing.id)) {
     throw new InputError(`schedule "${timing.id}" already exists; remove it first (pushctl schedule remove ${timing.id}) or choose another id`);
@@ -104,15 +99,18 @@ async function add(ctx, store, id, options, io) {
   if (typeof options.audience === 'string') sendOptions.audience = resolve(options.audience);
   sendOptions.name = text(options.name) ?? basename(messageFile);
 
-  // The audience and every send option are checked as pushctl send checks them
-  // (loaded only now: a schedule refused above need not load the queue adapters).
-  // Local times and TTLs are planned from the first fire, as they will be at each fire.
-  const { send } = await import('./send.js');
-  const answer = capture();
-  const startAt = nextFire(timing, now) ?? now;
-  await send(ctx, /** @type {import('./send.js').SendOptions} */ ({ ...sendOptions, messageContent: message, startAt, dryRun: true, json: true, yes: true }),
-    { stdout: answer.stream, stderr: io.stderr, stdin: io.stdin });
-  const plan = JSON.parse(answer.text());
+  // The audience and every send option are checked as a launch checks them, by the
+  // launch's own plan (loaded only now: a schedule refused above need not load the
+  // audience readers). Local times and TTLs are planned from the first fire, as they
+  // will be at each fire.
+  const { parseLaunchRequest } = await import('../../shared/campaign/launch-request.js');
+  const { prepareLaunch } = await import('../../shared/campaign/launch.js');
+  const request = await parseLaunchRequest(sendOptions, {
+    command: 'schedule add', now, startAt: nextFire(timing, now) ?? now, defaultTimezone: ctx.config.defaultTimezone, message
+  });
+  const plan = await prepareLaunch(request, { config: ctx.config, store: ctx.store, bucket: ctx.bucket });
+  await plan.close();
+  for (const warning of plan.warnings) io.stderr.write(formatWarning(warning));
 
   /** @type {Schedule} */
   const spec = { ...timing, send: sendOptions, message, messageSource: resolve(messageFile) };
@@ -222,50 +220,4 @@ function text(value) {
 /** @param {number} ms */
 function iso(ms) {
   return new Date(ms).toISOString();
-}
-
-/** A stream that keeps what is written to it. */
-function capture() {
-  let written = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      written += chunk;
-      done();
-    }
-  });
-  return { stream, text: () => written };
-}
-
-/** stdin for a send that never asks (yes: true): the scheduler has no terminal. */
-const NO_TERMINAL = /** @type {NodeJS.ReadStream} */ (/** @type {unknown} */ ({ isTTY: false }));
-
-/**
- * The scheduler's launch: a fire of a schedule as pushctl send with the schedule's stored
- * options and message, creating the campaign under the id derived from the fire, and
- * stopping if the scheduler loses its claim on the fire.
- * @param {{ config: import('../../config/index.js').Config, logger: import('pino').Logger, redis: import('../../shared/redis.js').PushRedis }} deps
- * @returns {Promise<import('../../shared/scheduler/scheduler.js').Launch>}
- */
-export async function scheduledSend({ config, logger, redis }) {
-  const { send } = await import('./send.js');
-  /** @type {Context} */
-  const ctx = {
-    config, logger, redis,
-    store: createCampaignStore(redis, config),
-    bucket: createTokenBucket(redis, config),
-    async close() {}
-  };
-  return async ({ schedule: s, fireAt, campaignId, signal }) => {
-    const answer = capture();
-    const warnings = capture();
-    try {
-      // A fire launched late (catch-up) still counts local times and TTLs from its planned instant.
-      await send(ctx, /** @type {import('./send.js').SendOptions} */ ({ ...s.send, messageContent: s.message, id: campaignId, startAt: fireAt, signal, yes: true, json: true }),
-        { stdout: answer.stream, stderr: warnings.stream, stdin: NO_TERMINAL });
-    } finally {
-      const said = warnings.text().trim();
-      if (said) logger.warn({ scheduleId: s.id, campaignId, said }, 'pushctl send warned');
-    }
-    return { devices: JSON.parse(answer.text()).devices };
-  };
 }

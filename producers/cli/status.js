@@ -1,10 +1,11 @@
 // pushctl status, list and rate: reading campaigns and the bucket.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { campaignProgress, FINISHED_STATES } from '../../shared/campaign-progress.js';
-import { formatCount, formatDuration, formatRate, formatTable, progressLine, statusBlock } from './format.js';
+import { campaignProgress, FINISHED_STATES } from '../../shared/campaign/campaign-progress.js';
+import { formatDuration } from '../../shared/campaign/format-duration.js';
+import { formatCount, formatRate, formatTable, progressLine, statusBlock } from './format.js';
 
 /** @typedef {import('./context.js').Context} Context */
-/** @typedef {import('../../shared/campaign-progress.js').CampaignProgress} CampaignProgress */
+/** @typedef {import('../../shared/campaign/campaign-progress.js').CampaignProgress} CampaignProgress */
 /** @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean }, stderr: NodeJS.WritableStream }} IO */
 
 const WATCH_INTERVAL_MS = 1000;
@@ -25,7 +26,7 @@ export async function status(ctx, id, options, io) {
     io.stdout.write(options.json ? JSON.stringify(progress) + '\n' : [statusBlock(progress), ...timingLines(progress)].join('\n') + '\n');
     return 0;
   }
-  /** @type {import('../../shared/local-time.js').ReleaseGroup[] | null} the plan is fixed at launch: read once */
+  /** @type {import('../../shared/campaign/local-time.js').ReleaseGroup[] | null} the plan is fixed at launch: read once */
   let releases = null;
   /** @type {{ at: number, processed: number }[]} */
   const samples = [];

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import Fastify from 'fastify';
-import { campaignProgress } from '../campaign-progress.js';
+import { campaignProgress } from '../campaign/campaign-progress.js';
 import { achievedRate, chartSeries, RATE_WINDOW_MS } from './campaign-chart.js';
 
 /** @typedef {import('./dashboard-auth.js').DashboardAuth} DashboardAuth */
@@ -18,6 +18,8 @@ const PUBLIC = new URL('./public/', import.meta.url);
 const ASSETS = {
   'dashboard.js': { file: new URL('dashboard.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
   'dashboard.css': { file: new URL('dashboard.css', PUBLIC), type: 'text/css; charset=utf-8' },
+  // pushctl's own duration format, which dashboard.js imports.
+  'format-duration.js': { file: new URL('../campaign/format-duration.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   // uPlot straight from node_modules: no front-end build.
   'uPlot.iife.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' }
@@ -44,7 +46,7 @@ const CONTROL = { config: { access: /** @type {Access} */ ('control') } };
 
 /**
  * @param {object} deps
- * @param {import('../campaign-store.js').CampaignStore} deps.store
+ * @param {import('../campaign/campaign-store.js').CampaignStore} deps.store
  * @param {Pick<import('../token-bucket.js').TokenBucket, 'settings'>} deps.bucket
  * @param {import('../metrics/series-store.js').SeriesStore} deps.series
  * @param {import('./schedules.js').ScheduleReader} deps.schedules
@@ -81,12 +83,20 @@ export function createDashboardServer({ store, bucket, series, schedules, auth, 
     return reply.code(401).header('www-authenticate', 'Bearer realm="pushpace"').send({ error });
   });
 
-  app.setErrorHandler((/** @type {any} */ error, _request, reply) => {
+  app.setErrorHandler((/** @type {any} */ error, request, reply) => {
     const code = error?.code;
     if (code === 'PUSH_ERR_NOT_FOUND') return reply.code(404).send({ error: error.message });
     // A campaign in a state that does not allow the action (resume a running one...).
     if (code === 'PUSH_ERR_INPUT') return reply.code(409).send({ error: error.message });
     if (error?.validation) return reply.code(400).send({ error: error.message });
+    // The client's own mistake, as fastify found it (a body over the limit: 413, malformed
+    // JSON: 400, a content type no route takes: 415): its code and reason, and a warning
+    // without a stack, since nothing on the server went wrong.
+    const status = Number(error?.statusCode);
+    if (status >= 400 && status < 500) {
+      logger.warn({ route: request.routeOptions?.url, status, code }, `dashboard request refused: ${error.message}`);
+      return reply.code(status).send({ error: error.message });
+    }
     logger.error({ err: error }, 'dashboard request failed');
     const unavailable = code === 'PUSH_ERR_UNAVAILABLE' || error?.name === 'MaxRetriesPerRequestError';
     return reply.code(unavailable ? 503 : 500).send({ error: 'internal error; see the web process log' });
@@ -94,7 +104,9 @@ export function createDashboardServer({ store, bucket, series, schedules, auth, 
 
   app.get('/', OPEN, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
   app.get('/assets/:name', OPEN, async (request, reply) => {
-    const asset = /** @type {Record<string, { body: Buffer, type: string }>} */ (assets)[/** @type {{ name: string }} */ (request.params).name];
+    // Own names only: "constructor", "__proto__" and "toString" are no assets.
+    const { name } = /** @type {{ name: string }} */ (request.params);
+    const asset = Object.hasOwn(assets, name) ? /** @type {Record<string, { body: Buffer, type: string }>} */ (assets)[name] : undefined;
     if (!asset) return reply.code(404).send({ error: 'no such asset' });
     return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });

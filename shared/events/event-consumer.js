@@ -1,16 +1,16 @@
 // The RabbitMQ side of ingestion: declares the topology, consumes with a prefetch of
 // INGEST_CONCURRENCY, hands each message to a handler and carries out its answer
 // (ack, dead-letter with a reason, retry after a delay, or requeue). A lost
-// connection or channel is reopened with backoff; the process never exits over it.
+// connection or channel is reopened by the one reconnect policy
+// (queue/rabbitmq-connection.js); the process never exits over it.
 //
 // Topology, all durable:
 //   exchange EVENTS_EXCHANGE (topic) --EVENTS_ROUTING_KEYS--> queue EVENTS_QUEUE
 //   EVENTS_QUEUE.retry  events waiting RETRY_DELAY_MS after a transient failure; its
 //                       dead-lettering moves them back to EVENTS_QUEUE when they expire
 //   EVENTS_QUEUE.dead   poison events, with the reason in the x-reason header
-import amqp from 'amqplib';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { redactUrl } from '../../config/index.js';
+import { redactUrl } from '../redact-url.js';
+import { connectRabbitmq, keepConnected } from '../queue/rabbitmq-connection.js';
 
 /** @typedef {import('./event-processor.js').Delivery} Delivery */
 /** @typedef {import('./event-processor.js').Disposition} Disposition */
@@ -27,8 +27,6 @@ import { redactUrl } from '../../config/index.js';
 
 /** How long an event waits in the retry queue. Part of the queue's arguments: changing it needs the queue deleted. */
 export const RETRY_DELAY_MS = 5_000;
-const RECONNECT_FIRST_MS = 500;
-const RECONNECT_MAX_MS = 30_000;
 // Headers RabbitMQ writes when it dead-letters; a copy we republish must not carry them.
 const BROKER_HEADERS = /^x-(death|first-death-|last-death-)/;
 
@@ -53,12 +51,12 @@ export function createEventConsumer({ url, events, logger }) {
   const inFlight = new Set();
   /** @type {Session | null} */
   let session = null;
-  /** @type {Promise<void> | null} */
-  let running = null;
+  /** @type {{ done: Promise<void>, wake: () => void } | null} */
+  let keeper = null;
 
   /** @returns {Promise<Session>} */
   async function open() {
-    const connection = await amqp.connect(url, { clientProperties: { connection_name: 'pushpace:ingest' }, timeout: 10_000 });
+    const connection = await connectRabbitmq(url, 'pushpace:ingest');
     /** @type {(reason: string) => void} */
     let resolveLost = () => {};
     /** @type {Promise<void>} */
@@ -106,33 +104,6 @@ export function createEventConsumer({ url, events, logger }) {
       throw error;
     }
     return current;
-  }
-
-  /** Connects, consumes until the session is lost, and reconnects with backoff until stop(). */
-  async function run() {
-    let failures = 0;
-    while (!shutdown.signal.aborted) {
-      try {
-        session = await open();
-        if (shutdown.signal.aborted) {
-          // stop() came while connecting: the new session was never seen by it.
-          await session.markLost('stopped');
-          break;
-        }
-        failures = 0;
-        logger.info({ exchange: topology.exchange, queue: topology.queue, routingKeys: topology.routingKeys, concurrency: events.concurrency },
-          'ingest consuming events');
-        const reason = await session.lost;
-        if (shutdown.signal.aborted) break;
-        logger.warn({ reason }, 'RabbitMQ connection lost; reconnecting');
-      } catch (error) {
-        if (shutdown.signal.aborted) break;
-        logger.warn({ err: error, amqpUrl: redactUrl(url) }, 'RabbitMQ is not reachable or refused the topology; retrying');
-      }
-      failures++;
-      const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** (failures - 1));
-      await sleep(ceiling * (0.8 + Math.random() * 0.4), undefined, { signal: shutdown.signal }).catch(() => {});
-    }
   }
 
   /**
@@ -219,7 +190,18 @@ export function createEventConsumer({ url, events, logger }) {
      */
     start(handle) {
       handler = handle;
-      running = run();
+      // Connects (retrying while RabbitMQ is away) and consumes until the session is lost, then again, until stop().
+      keeper = keepConnected({
+        open,
+        isClosed: () => shutdown.signal.aborted,
+        onOpen(current) {
+          session = current;
+          logger.info({ exchange: topology.exchange, queue: topology.queue, routingKeys: topology.routingKeys, concurrency: events.concurrency },
+            'ingest consuming events');
+        },
+        where: redactUrl(url),
+        logger
+      });
     },
 
     /**
@@ -228,6 +210,7 @@ export function createEventConsumer({ url, events, logger }) {
      */
     async stop() {
       shutdown.abort();
+      keeper?.wake();
       const current = session;
       if (current && !current.closed) {
         // No new deliveries; those already here finish or go back.
@@ -235,7 +218,7 @@ export function createEventConsumer({ url, events, logger }) {
       }
       await Promise.allSettled([...inFlight]);
       await current?.markLost('stopped');
-      await running;
+      await keeper?.done;
     }
   };
 }

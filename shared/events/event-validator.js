@@ -3,7 +3,7 @@
 // (x-reason), so each starts with what failed: "invalid JSON:", "schema:",
 // "message:", "template ...".
 import { PermanentError } from '../errors.js';
-import { parseMessage } from '../message.js';
+import { parseMessage } from '../sns/message.js';
 import { checkEventSchema } from './event-schema.js';
 
 /** @typedef {import('../types.js').Message} Message */
@@ -29,6 +29,13 @@ import { checkEventSchema } from './event-schema.js';
 export const MAX_EVENT_BYTES = 64 * 1024;
 
 /**
+ * Objects and arrays nested deeper than this are refused after parsing: an event's deepest
+ * part (message.data) needs a few levels, and checks that walk the value must not run out
+ * of stack on one crafted to be thousands deep.
+ */
+export const MAX_EVENT_DEPTH = 32;
+
+/**
  * @param {{ templates: { render(name: string, params?: TemplateParams): Promise<Message> } }} deps
  */
 export function createEventValidator({ templates }) {
@@ -49,6 +56,8 @@ export function createEventValidator({ templates }) {
       } catch (error) {
         throw new PermanentError(`invalid JSON: ${/** @type {Error} */ (error).message}`, { cause: error });
       }
+      const depth = nestingDepth(input, MAX_EVENT_DEPTH);
+      if (depth > MAX_EVENT_DEPTH) throw new PermanentError(`too deeply nested: objects and arrays more than ${MAX_EVENT_DEPTH} levels deep`);
       const problem = checkEventSchema(input);
       if (problem !== null) throw new PermanentError(`schema: ${problem}`);
 
@@ -93,4 +102,24 @@ function parseTime(text, field) {
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) throw new PermanentError(`schema: /${field} is not a valid time: "${text}"`);
   return ms;
+}
+
+/**
+ * The nesting depth of a parsed JSON value (a scalar is 0, `{}` and `[]` are 1), walked
+ * without recursion; stops counting once past `limit`.
+ * @param {unknown} value
+ * @param {number} limit
+ */
+export function nestingDepth(value, limit) {
+  let deepest = 0;
+  /** @type {Array<[unknown, number]>} */
+  const stack = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = /** @type {[unknown, number]} */ (stack.pop());
+    if (v === null || typeof v !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }

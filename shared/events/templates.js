@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PermanentError } from '../errors.js';
-import { parseMessage } from '../message.js';
+import { parseMessage } from '../sns/message.js';
 
 /** @typedef {import('../types.js').Message} Message */
 /** @typedef {Record<string, string | number | boolean>} TemplateParams */

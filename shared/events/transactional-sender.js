@@ -4,10 +4,10 @@
 // even while a large campaign holds the bucket at its rate. Total sends still never
 // exceed the rate: both lanes draw from the same tokens.
 import { TransientError } from '../errors.js';
-import { createRenderer } from '../message.js';
+import { createRenderer } from '../sns/message.js';
 import { redisKeys } from '../redis.js';
-import { publish } from '../sns-client.js';
-import { sendPaced } from '../send-paced.js';
+import { publish } from '../sns/sns-client.js';
+import { sendPaced } from '../sending/send-paced.js';
 
 /** @typedef {import('../types.js').Device} Device */
 /** @typedef {import('../types.js').Message} Message */
@@ -70,7 +70,7 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
     const errors = [];
     let lastReason = '';
 
-    /** @param {Device} device @returns {Promise<import('../send-paced.js').SendResult>} */
+    /** @param {Device} device @returns {Promise<import('../sending/send-paced.js').SendResult>} */
     const sendTo = async (device) => {
       try {
         const { message: text, attributes } = render(device.platform, device.locale);

@@ -4,7 +4,7 @@
 // the series has one point per interval however many processes run, and keeps being
 // written while any of them is up.
 import { randomUUID } from 'node:crypto';
-import { campaignProgress, FINISHED_STATES } from '../campaign-progress.js';
+import { campaignProgress, FINISHED_STATES } from '../campaign/campaign-progress.js';
 
 // One point a second: a live chart, at the cost of one SET NX per process and one XADD per
 // active campaign each second.
@@ -15,7 +15,7 @@ const FINAL_POINT_WINDOW_MS = 60_000;
 /**
  * @param {object} deps
  * @param {import('ioredis').Redis} deps.redis
- * @param {import('../campaign-store.js').CampaignStore} deps.store
+ * @param {import('../campaign/campaign-store.js').CampaignStore} deps.store
  * @param {Pick<import('../token-bucket.js').TokenBucket, 'settings'>} deps.bucket
  * @param {import('./series-store.js').SeriesStore} deps.series
  * @param {import('pino').Logger} deps.logger

@@ -2,7 +2,7 @@
 // the segment queue and campaign progress. Read at scrape time, once per scrape for the
 // whole group, so they are never older than the scrape. Every process that exports them
 // reports the same values: aggregate with max (the Grafana dashboard does), not sum.
-import { campaignProgress, FINISHED_STATES } from '../campaign-progress.js';
+import { campaignProgress, FINISHED_STATES } from '../campaign/campaign-progress.js';
 import { bucketMetrics, campaignMetrics, queueMetrics, CAMPAIGN_STATES, MAX_CAMPAIGN_SERIES } from './registry.js';
 
 // A campaign keeps its series this long after finishing, so its final numbers are scraped.
@@ -17,7 +17,7 @@ const SHARE_MS = 500;
  * @param {import('./registry.js').MetricsRegistry} registry
  * @param {object} sources  what this process has at hand; groups without a source are left out
  * @param {Pick<import('../token-bucket.js').TokenBucket, 'settings'>} sources.bucket
- * @param {import('../campaign-store.js').CampaignStore} [sources.store]
+ * @param {import('../campaign/campaign-store.js').CampaignStore} [sources.store]
  * @param {Pick<import('../types.js').QueueAdapter, 'counts'>} [sources.queue]
  * @param {import('pino').Logger} [sources.logger]
  */
@@ -80,14 +80,14 @@ export function registerClusterState(registry, { bucket, store, queue, logger })
 /**
  * The progress of the campaigns that get series of their own: active ones and those
  * finished in the last minutes, at most MAX_CAMPAIGN_SERIES (the bound on the label).
- * @param {import('../campaign-store.js').CampaignStore} store
- * @param {import('../campaign-store.js').Campaign[]} campaigns active and recently finished, newest first
+ * @param {import('../campaign/campaign-store.js').CampaignStore} store
+ * @param {import('../types.js').Campaign[]} campaigns active and recently finished, newest first
  * @param {number} rate
  */
 async function campaignProgresses(store, campaigns, rate) {
   const now = Date.now();
   // A cancelled campaign has no finishedAt until its last segment is dropped: it is still winding down.
-  const ongoing = (/** @type {import('../campaign-store.js').Campaign} */ x) => !FINISHED_STATES.has(x.state) || (x.state === 'cancelled' && x.finishedAt === null);
+  const ongoing = (/** @type {import('../types.js').Campaign} */ x) => !FINISHED_STATES.has(x.state) || (x.state === 'cancelled' && x.finishedAt === null);
   // Ongoing campaigns first, however old: a burst of short campaigns that just finished must
   // not take every series away from the one still sending.
   const shown = [...campaigns.filter(ongoing), ...campaigns.filter((x) => !ongoing(x) && (x.finishedAt === null || now - x.finishedAt < RECENTLY_FINISHED_MS))]
@@ -102,7 +102,7 @@ async function campaignProgresses(store, campaigns, rate) {
 
 /**
  * @param {ReturnType<typeof campaignMetrics>} c
- * @param {import('../campaign-store.js').Campaign[]} campaigns active and recently finished, newest first
+ * @param {import('../types.js').Campaign[]} campaigns active and recently finished, newest first
  * @param {ReturnType<typeof campaignProgress>[]} progress
  */
 function setCampaigns(c, campaigns, progress) {

@@ -3,7 +3,7 @@
 // charts (gateway p95 against the SLO). The controller and governor.js stay unaware of it.
 import { CONTROLLER_REASONS, controllerMetrics } from './registry.js';
 
-/** @typedef {import('../governor.js').Controller} Controller */
+/** @typedef {import('../governor/governor.js').Controller} Controller */
 /** @typedef {import('../pacing/controller.js').Observation} Observation */
 
 /**

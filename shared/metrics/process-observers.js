@@ -1,14 +1,16 @@
 // What each process type adds to its metrics and readiness checks, in one call from its
-// wiring file (dispatcher.js, event-ingest.js, governor-process.js), so those files only
+// wiring file (worker-process.js, ingest-process.js, governor-process.js), so those files only
 // gain a line or two and the senders, the governor and the controller none.
 import { createCampaignSampler } from './campaign-sampler.js';
 import { registerClusterState } from './cluster-state.js';
 import { exportLeadership, observeController } from './controller-metrics.js';
-import { postgresCheck, rabbitmqCheck, redisCheck, snsCheck } from './readiness.js';
+import { postgresCheck, redisCheck, snsCheck } from './readiness.js';
 import { eventMetrics } from './registry.js';
 import { createSeriesStore } from './series-store.js';
 import { instrumentSnsClient } from './sns-metrics.js';
 import { createTokenBucket } from '../token-bucket.js';
+import { segmentQueueChecks } from '../queue/create-queue.js';
+import { rabbitmqCheck } from '../queue/rabbitmq-connection.js';
 
 /** @typedef {import('./ops-server.js').OpsContext} OpsContext */
 /** @typedef {import('../../config/index.js').Config} Config */
@@ -19,7 +21,7 @@ import { createTokenBucket } from '../token-bucket.js';
  * @param {object} parts
  * @param {OpsContext} parts.ops
  * @param {import('../redis.js').PushRedis} parts.redis
- * @param {import('../campaign-store.js').CampaignStore} parts.store
+ * @param {import('../campaign/campaign-store.js').CampaignStore} parts.store
  * @param {import('../token-bucket.js').TokenBucket} parts.bucket
  * @param {import('../types.js').QueueAdapter} parts.queue
  * @param {import('@aws-sdk/client-sns').SNSClient} parts.sns
@@ -33,7 +35,7 @@ export function observeWorker({ ops, redis, store, bucket, queue, sns, config, l
   return {
     readiness: [
       redisCheck(redis),
-      ...(config.queueBackend === 'rabbitmq' ? [rabbitmqCheck(config.amqpUrl)] : []),
+      ...segmentQueueChecks(config),
       snsCheck(config.sns, publishes)
     ],
     start: () => sampler.start(),
@@ -84,7 +86,7 @@ export function observeGovernor({ ops, redis, config, logger }) {
   return {
     /**
      * The controller, watched.
-     * @param {import('../governor.js').Controller} controller
+     * @param {import('../governor/governor.js').Controller} controller
      */
     controller: (controller) => observeController(controller, {
       registry: ops.registry, sloMs: config.pacing.controller.sloP95Ms, series: createSeriesStore(redis, config), logger

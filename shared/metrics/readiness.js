@@ -1,13 +1,13 @@
-// Readiness checks: can this process reach what it needs (Redis, RabbitMQ, PostgreSQL,
-// SNS)? /readyz runs them, and pushpace_dependency_up reports them on each scrape.
+// Readiness checks: can this process reach what it needs (Redis, PostgreSQL, SNS; RabbitMQ's
+// is queue/rabbitmq-connection.js's)? /readyz runs them, and pushpace_dependency_up
+// reports them on each scrape.
 //
 // Probes are cheap and bounded: each check has a timeout (a dead dependency answers
 // "not ready" within it instead of hanging the probe), runs at most once at a time, and
 // keeps its result for a while, so a probe storm or a busy scrape adds no load. Checks that
 // open a connection (RabbitMQ) or leave the network (AWS) keep their result longer.
 import { performance } from 'node:perf_hooks';
-import { connect } from 'amqplib';
-import { redactUrl } from '../../config/index.js';
+import { redactUrl } from '../redact-url.js';
 
 /**
  * @typedef {object} ReadinessCheck
@@ -32,25 +32,6 @@ export function redisCheck(redis, name = 'redis') {
       // A connection known to be down fails at once; a PING would wait in the offline queue.
       if (redis.status !== 'ready') throw new Error(`connection is ${redis.status}`);
       await redis.ping();
-    }
-  };
-}
-
-/**
- * RabbitMQ accepts a connection (opened and closed again; the result is kept 10 s).
- * @param {string} url AMQP_URL
- * @returns {ReadinessCheck}
- */
-export function rabbitmqCheck(url) {
-  return {
-    name: 'rabbitmq',
-    timeoutMs: 3000,
-    cacheMs: 10_000,
-    async check() {
-      const connection = await connect(url, { clientProperties: { connection_name: 'pushpace:readyz' }, timeout: 2500 })
-        .catch((error) => { throw new Error(`${redactUrl(url)}: ${error.message}`); });
-      // A failing close still proves the broker answered.
-      await connection.close().catch(() => {});
     }
   };
 }

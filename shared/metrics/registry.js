@@ -121,7 +121,7 @@ export function queueMetrics(registry, collect) {
 
 /**
  * Campaign progress, read at scrape time from the same numbers pushctl shows
- * (shared/campaign-progress.js). Per-campaign series only for active campaigns and
+ * (shared/campaign/campaign-progress.js). Per-campaign series only for active campaigns and
  * those finished in the last minutes, at most MAX_CAMPAIGN_SERIES.
  * @param {MetricsRegistry} registry
  * @param {() => Promise<void>} [collect] refreshes the group's values before a scrape reads them (first call only)

@@ -2,7 +2,7 @@
 // (segment-sender.js, transactional-sender.js) need no metrics code, and every attempt is
 // seen, retries included. The result is classified by the same function the senders use.
 import { performance } from 'node:perf_hooks';
-import { classifyPublishError } from '../sns-client.js';
+import { classifyPublishError } from '../sns/sns-client.js';
 import { sendMetrics } from './registry.js';
 
 /** @typedef {import('@aws-sdk/client-sns').SNSClient} SNSClient */

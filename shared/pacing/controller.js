@@ -19,15 +19,7 @@ import { createCapacityEstimator } from './capacity-estimator.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
-/**
- * @typedef {object} GatewaySample  one metrics window of the API gateway
- * @property {number} p95Ms
- * @property {number} p99Ms
- * @property {number} errorRatio  failed / all requests in the window, 0..1
- * @property {number | null} rps  requests per second over the window, all traffic; null from a
- *   source that sees latency only (an active probe, a Prometheus query without a rate): the
- *   controller then reads the load off the latency curve it holds
- */
+/** @typedef {import('../types.js').GatewaySample} GatewaySample  one metrics window of the API gateway (rps null: a latency-only source) */
 
 /**
  * @typedef {object} Observation

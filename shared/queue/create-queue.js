@@ -1,6 +1,7 @@
 // Picks the transport named by QUEUE_BACKEND. Producers and workers only see the QueueAdapter interface.
 import { createBullmqQueue } from './bullmq-queue.js';
 import { createRabbitmqQueue } from './rabbitmq-queue.js';
+import { rabbitmqCheck } from './rabbitmq-connection.js';
 import { redisKeys } from '../redis.js';
 
 /** @typedef {import('../types.js').Segment} Segment */
@@ -13,6 +14,16 @@ export const SEGMENT_QUEUE = 'segments';
  * retries, an SNS outage of a couple of minutes delays a campaign instead of failing its devices.
  */
 export const SEGMENT_BACKOFF_MS = 5000;
+
+/**
+ * What /readyz checks for the segment queue QUEUE_BACKEND names: RabbitMQ accepts a
+ * connection; nothing for BullMQ, which lives on the Redis every process checks already.
+ * @param {{ queueBackend: string, amqpUrl: string }} config
+ * @returns {import('../metrics/readiness.js').ReadinessCheck[]}
+ */
+export function segmentQueueChecks(config) {
+  return config.queueBackend === 'rabbitmq' ? [rabbitmqCheck(config.amqpUrl)] : [];
+}
 
 /**
  * The segment queue for a campaign pipeline.

@@ -1,12 +1,11 @@
 // One RabbitMQ connection kept open for a queue adapter: connect, declare the
 // topology, open a confirm channel for publishing and, when the adapter consumes,
 // a consumer channel. Any loss (connection, either channel, a consumer cancelled
-// by the broker) closes the whole connection and opens a new one after 250 ms,
-// doubling to 10 s, jittered, so a broker restart is waited out and a fleet of
-// workers does not reconnect in step. Every amqplib 'error' event has a listener:
-// an unhandled one would end the process.
-import { connect } from 'amqplib';
-import { redactUrl } from '../../config/index.js';
+// by the broker) closes the whole connection and opens a new one, by the one
+// reconnect policy (rabbitmq-connection.js). Every amqplib 'error' event has a
+// listener: an unhandled one would end the process.
+import { connectRabbitmq, keepConnected } from './rabbitmq-connection.js';
+import { redactUrl } from '../redact-url.js';
 import { UnavailableError } from '../errors.js';
 import { declareTopology } from './rabbitmq-topology.js';
 
@@ -29,12 +28,6 @@ import { declareTopology } from './rabbitmq-topology.js';
  * @property {(reason: unknown) => void} markLost
  */
 
-const FIRST_RECONNECT_MS = 250;
-const MAX_RECONNECT_MS = 10_000;
-const CONNECT_TIMEOUT_MS = 10_000;
-// Without heartbeats a silently dropped TCP connection (NAT, a dead host) is only
-// noticed when a write fails; the broker's default of 60 s means minutes.
-const HEARTBEAT_SECONDS = 15;
 // A broker that nacks publishes (a quorum queue without a leader) is asked again this often.
 const NACK_RETRY_MS = 1000;
 
@@ -50,7 +43,6 @@ const NACK_RETRY_MS = 1000;
  */
 export function createRabbitmqSession({ amqpUrl, topology, connectionName, unavailableAfterMs, logger, wantsConsumer }) {
   const where = redactUrl(amqpUrl);
-  const url = withHeartbeat(amqpUrl);
   /** @type {Link | null} */
   let current = null;
   let closed = false;
@@ -60,8 +52,6 @@ export function createRabbitmqSession({ amqpUrl, topology, connectionName, unava
   let queueType = null;
   /** @type {Set<{ wake: (link: Link) => void, fail: (error: Error) => void }>} */
   const waiters = new Set();
-  /** @type {() => void} */
-  let wakeLoop = () => {};
 
   /** @param {string} [detail] */
   function unavailable(detail) {
@@ -79,7 +69,7 @@ export function createRabbitmqSession({ amqpUrl, topology, connectionName, unava
 
   /** @returns {Promise<Link>} */
   async function open() {
-    const connection = await connect(url, { clientProperties: { connection_name: connectionName }, timeout: CONNECT_TIMEOUT_MS });
+    const connection = await connectRabbitmq(amqpUrl, connectionName);
     /** @type {(reason: unknown) => void} */
     let resolveLost = () => {};
     /** @type {Link} */
@@ -163,42 +153,6 @@ export function createRabbitmqSession({ amqpUrl, topology, connectionName, unava
     if (subscription.open) await subscription.channel.cancel(subscription.tag).catch(() => {});
   }
 
-  async function maintain() {
-    let delay = FIRST_RECONNECT_MS;
-    let everConnected = false;
-    while (!closed) {
-      /** @type {Link | null} */
-      let link = null;
-      try {
-        link = await open();
-        if (closed) {
-          await link.connection.close().catch(() => {});
-          break;
-        }
-        current = link;
-        lastError = null;
-        if (everConnected) logger.info('RabbitMQ connection restored');
-        everConnected = true;
-        for (const waiter of waiters) waiter.wake(link);
-        await ensureSubscribed(link);
-        delay = FIRST_RECONNECT_MS;
-        const reason = await link.lost;
-        if (!closed) logger.warn({ reason: messageOf(reason) }, 'RabbitMQ connection lost; reconnecting');
-      } catch (error) {
-        link?.markLost(error);
-        lastError = error;
-        if (!closed) logger.warn({ reason: messageOf(error), where, retryInMs: delay }, 'RabbitMQ connect failed; retrying');
-      }
-      if (closed) break;
-      // Half to all of the delay: clients that lost the same broker spread out.
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, delay / 2 + Math.random() * delay / 2);
-        wakeLoop = () => { clearTimeout(timer); resolve(undefined); };
-      });
-      delay = Math.min(delay * 2, MAX_RECONNECT_MS);
-    }
-  }
-
   /**
    * The live link, waiting up to `waitMs` for a reconnect.
    * @param {number} waitMs
@@ -245,7 +199,19 @@ export function createRabbitmqSession({ amqpUrl, topology, connectionName, unava
     return (await Promise.all(confirms)).filter((message) => message !== null);
   }
 
-  const loop = maintain();
+  const keeper = keepConnected({
+    open,
+    isClosed: () => closed,
+    async onOpen(link) {
+      current = link;
+      lastError = null;
+      for (const waiter of waiters) waiter.wake(link);
+      await ensureSubscribed(link);
+    },
+    onFailure(error) { lastError = error; },
+    where,
+    logger
+  });
 
   return {
     /**
@@ -315,27 +281,12 @@ export function createRabbitmqSession({ amqpUrl, topology, connectionName, unava
     async close() {
       if (closed) return;
       closed = true;
-      wakeLoop();
+      keeper.wake();
       for (const waiter of waiters) waiter.fail(closedError());
       const link = current;
       current = null;
       if (link) await link.connection.close().catch(() => {});
-      await loop;
+      await keeper.done;
     }
   };
-}
-
-/** @param {unknown} error */
-function messageOf(error) {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * `amqpUrl` with a heartbeat, unless it sets one.
- * @param {string} amqpUrl
- */
-function withHeartbeat(amqpUrl) {
-  const url = new URL(amqpUrl);
-  if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(HEARTBEAT_SECONDS));
-  return url.toString();
 }

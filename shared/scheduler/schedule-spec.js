@@ -3,7 +3,7 @@
 // time, and the stored pushctl send options it launches. Pure: the clock is a parameter.
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../errors.js';
-import { parseDuration } from '../campaign-timing.js';
+import { parseDuration } from '../campaign/campaign-timing.js';
 import { parseCron, nextCronFire, cronFiresBetween } from './cron-expression.js';
 import { checkTimezone, parseZonedTime, formatZoned } from '../zoned-time.js';
 

@@ -1,23 +1,24 @@
 // The scheduler process's parts, wired: Redis, the schedule and campaign stores, the
-// core (scheduler.js) and node-cron as its once-a-second trigger. producers/scheduler.js
-// only starts it, with the launch that turns a fire into a pushctl send.
+// core (scheduler.js), the launch of a fire (launch-fire.js) and node-cron as its
+// once-a-second trigger. producers/scheduler.js only starts it.
 import cron from 'node-cron';
 import { createRedis, assertRedisReachable } from '../redis.js';
-import { createCampaignStore } from '../campaign-store.js';
-import { rabbitmqCheck, redisCheck } from '../metrics/readiness.js';
+import { createCampaignStore } from '../campaign/campaign-store.js';
+import { redisCheck } from '../metrics/readiness.js';
+import { segmentQueueChecks } from '../queue/create-queue.js';
 import { schedulerMetrics } from '../metrics/registry.js';
 import { detachedOps } from '../metrics/ops-server.js';
 import { createScheduleStore } from './schedule-store.js';
 import { createScheduler } from './scheduler.js';
+import { createFireLaunch } from './launch-fire.js';
 
 /**
  * Starts a scheduler: from now on it looks at every schedule once a second.
  * @param {import('../../config/index.js').Config} config
  * @param {import('pino').Logger} logger
- * @param {(deps: { config: import('../../config/index.js').Config, logger: import('pino').Logger, redis: import('../redis.js').PushRedis }) => Promise<import('./scheduler.js').Launch>} createLaunch
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startScheduler(config, logger, createLaunch, ops = detachedOps('scheduler')) {
+export async function startScheduler(config, logger, ops = detachedOps('scheduler')) {
   const { fires } = schedulerMetrics(ops.registry);
   for (const outcome of ['launched', 'skipped', 'failed']) fires.inc({ outcome }, 0);
   const redis = createRedis(config.redisUrl, { name: 'pushpace:scheduler' });
@@ -25,7 +26,7 @@ export async function startScheduler(config, logger, createLaunch, ops = detache
   const scheduler = createScheduler({
     store: createScheduleStore(redis, config),
     campaigns: createCampaignStore(redis, config),
-    launch: await createLaunch({ config, logger, redis }),
+    launch: createFireLaunch({ config, logger, redis }),
     logger,
     leaseMs: config.scheduler.leaseMs,
     toleranceMs: config.scheduler.toleranceMs,
@@ -46,7 +47,7 @@ export async function startScheduler(config, logger, createLaunch, ops = detache
   logger.info({ holderId: scheduler.holderId, toleranceMs: config.scheduler.toleranceMs, leaseMs: config.scheduler.leaseMs }, 'scheduler started');
   return {
     // What every launch needs: Redis, and the broker its segments go to (as for web and worker).
-    readiness: [redisCheck(redis), ...(config.queueBackend === 'rabbitmq' ? [rabbitmqCheck(config.amqpUrl)] : [])],
+    readiness: [redisCheck(redis), ...segmentQueueChecks(config)],
     async close() {
       await trigger.destroy();
       // Launches in progress finish first: a fire abandoned half-way would have to be failed.

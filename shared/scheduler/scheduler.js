@@ -13,14 +13,13 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { InputError } from '../errors.js';
-import { EnqueueError } from '../campaign-launcher.js';
+import { EnqueueError, InputError } from '../errors.js';
 import { firesBetween, campaignIdFor } from './schedule-spec.js';
 
 /** @typedef {import('./schedule-spec.js').Schedule} Schedule */
 /** @typedef {import('./schedule-store.js').ScheduleStore} ScheduleStore */
 /** @typedef {import('./schedule-store.js').ScheduleRecord} ScheduleRecord */
-/** @typedef {import('../campaign-store.js').CampaignStore} CampaignStore */
+/** @typedef {import('../campaign/campaign-store.js').CampaignStore} CampaignStore */
 
 /**
  * @typedef {object} FireLaunch
@@ -45,7 +44,7 @@ const RETRY_BASE_MS = 1000;
  * @param {object} options
  * @param {ScheduleStore} options.store
  * @param {Pick<CampaignStore, 'get' | 'fail'>} options.campaigns
- * @param {Launch} options.launch          creates the campaign with the given id, as pushctl send would
+ * @param {Launch} options.launch          creates the campaign with the given id (launch-fire.js)
  * @param {import('pino').Logger} options.logger
  * @param {() => number} [options.now]     the clock fire times are judged by, ms
  * @param {number} [options.leaseMs]       how long a claim survives its holder (SCHEDULER_LEASE_MS)

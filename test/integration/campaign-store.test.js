@@ -5,7 +5,7 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createRedis } from '../../shared/redis.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { createMetricsRegistry, exposition } from '../../shared/metrics/registry.js';
 import { registerClusterState } from '../../shared/metrics/cluster-state.js';
 import { createCampaignSampler } from '../../shared/metrics/campaign-sampler.js';

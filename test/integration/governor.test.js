@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRedis, redisKeys } from '../../shared/redis.js';
 import { createTokenBucket } from '../../shared/token-bucket.js';
-import { createLease } from '../../shared/governor-lease.js';
-import { createGovernor } from '../../shared/governor.js';
+import { createLease } from '../../shared/governor/governor-lease.js';
+import { createGovernor } from '../../shared/governor/governor.js';
 import { createLogger } from '../../shared/logger.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { REDIS_URL, ROOT, uniquePrefix, dropPrefix, waitFor } from '../support/harness.js';
 
 /** @type {Array<() => Promise<unknown>>} */
@@ -40,7 +40,7 @@ let clock = 1_000_000;
  * An in-process governor on its own Redis connection, logging into `lines`.
  * @param {string} prefix
  * @param {{ rate?: number, ttlMs?: number, tickMs?: number, maxRate?: number, snapshot?: boolean,
- *   readGateway?: () => Promise<import('../../shared/pacing/controller.js').GatewaySample | null>,
+ *   readGateway?: () => Promise<import('../../shared/types.js').GatewaySample | null>,
  *   readRemaining?: () => Promise<number | null> }} [options]
  */
 function startGovernor(prefix, { rate = 42, ttlMs = 1000, tickMs = 100, maxRate, snapshot = false, readGateway = async () => null, readRemaining } = {}) {

@@ -13,10 +13,10 @@ import pino from 'pino';
 import { startStack, waitForFinish, campaignStatus, pushctl, deviceArn, REDIS_URL } from '../support/harness.js';
 import { loadConfig } from '../../config/index.js';
 import { createRedis } from '../../shared/redis.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { createSegmentQueue } from '../../shared/queue/create-queue.js';
-import { launchCampaign } from '../../shared/campaign-launcher.js';
-import { nextLocalOccurrence } from '../../shared/local-time.js';
+import { enqueueCampaign } from '../../shared/campaign/enqueue-campaign.js';
+import { nextLocalOccurrence, parseLocalTime } from '../../shared/campaign/local-time.js';
 import { canonicalTimezone } from '../../shared/zoned-time.js';
 
 const RATE = 500;
@@ -74,9 +74,9 @@ test('5 time zones are released group by group at their local time, together nev
   const expected = new Map(ZONES.map((zone, i) => [zone, realStart + (EXPECTED_OFFSET_MINUTES[i] * 60_000) / SCALE]));
   let id;
   try {
-    ({ campaign: { id } } = await launchCampaign({
+    ({ campaign: { id } } = await enqueueCampaign({
       source: { file: path }, message: { title: 'Morning', body: 'Good morning' }, name: 'local time', sourceLabel: path,
-      localTime: LOCAL_TIME, defaultTimezone: DEFAULT_ZONE
+      timing: { localTime: parseLocalTime(LOCAL_TIME), defaultTimezone: DEFAULT_ZONE }
     }, { store: createCampaignStore(redis, config), queue, segmentSize: config.segmentSize, logger: pino({ level: 'silent' }), releaseClock }));
   } finally {
     await queue.close();

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { createRedis } from '../../shared/redis.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { createTokenBucket } from '../../shared/token-bucket.js';
-import { createSegmentSender } from '../../shared/segment-sender.js';
-import { settleDeadLettered } from '../../shared/dispatcher.js';
+import { createSegmentSender } from '../../shared/sending/segment-sender.js';
+import { settleDeadLettered } from '../../shared/sending/worker-process.js';
 import { uniquePrefix, dropPrefix, REDIS_URL } from '../support/harness.js';
 
 const redis = createRedis(REDIS_URL);
@@ -81,7 +81,7 @@ async function enqueued(total = 10, segments = 1) {
   return campaign;
 }
 
-/** @param {import('../../shared/campaign-store.js').Campaign} c */
+/** @param {import('../../shared/types.js').Campaign} c */
 const accounted = (c) => c.delivered + c.disabled + c.failed + c.expired + c.cancelled;
 
 test('a superseded pass stops as superseded after a cancel: it neither counts its stale devices nor finishes the segment', async () => {
@@ -147,7 +147,7 @@ test('cancelled is outcome code 5, once per device, in 3-bit campaigns; 2-bit ca
 
 describe('a dead-lettered segment\'s unsent devices', () => {
   const error = new Error('SNS unavailable');
-  /** @param {import('../../shared/campaign-store.js').Campaign} campaign @param {number} [deadlineAt] */
+  /** @param {import('../../shared/types.js').Campaign} campaign @param {number} [deadlineAt] */
   const segmentOf = (campaign, deadlineAt) => /** @type {import('../../shared/types.js').Segment} */ ({
     campaignId: campaign.id, index: 0, firstSeq: 0, deadlineAt,
     devices: devicesOf(0, 4).map(({ endpointArn }) => ({ endpointArn, platform: 'GCM' }))

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRedis } from '../../shared/redis.js';
 import { createScheduleStore } from '../../shared/scheduler/schedule-store.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { campaignIdFor } from '../../shared/scheduler/schedule-spec.js';
 import { ROOT, REDIS_URL, uniquePrefix, dropPrefix, testEnv, pushctl, makeAudience, makeMessage, waitFor } from '../support/harness.js';
 

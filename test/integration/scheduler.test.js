@@ -8,11 +8,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { createRedis } from '../../shared/redis.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { createScheduleStore } from '../../shared/scheduler/schedule-store.js';
 import { createScheduler } from '../../shared/scheduler/scheduler.js';
 import { scheduleTiming, campaignIdFor, firesBetween } from '../../shared/scheduler/schedule-spec.js';
-import { launchCampaign } from '../../shared/campaign-launcher.js';
+import { enqueueCampaign } from '../../shared/campaign/enqueue-campaign.js';
 import { uniquePrefix, dropPrefix, makeAudience, waitFor, REDIS_URL } from '../support/harness.js';
 
 const logger = pino({ level: 'silent' });
@@ -227,7 +227,7 @@ test('a scheduler that loses its claim while launching stops before creating the
 
 /**
  * A world with schedule `id` firing daily at 06:00 UTC (the clock before it), a 3-device
- * audience, and launchers that are pushctl send's own launch (campaign-launcher.js),
+ * audience, and launchers that are the launch's own enqueue (enqueue-campaign.js),
  * enqueueing into a queue that records which launcher enqueued what.
  * @param {string} id
  */
@@ -249,7 +249,7 @@ async function launcherWorld(id) {
         for (const s of segments) enqueued.push({ by, devices: s.devices.length });
       }
     }));
-    const { campaign } = await launchCampaign({ id: campaignId, source: { file: audience.path }, message: MESSAGE, name: 'digest', sourceLabel: 'test', signal },
+    const { campaign } = await enqueueCampaign({ id: campaignId, source: { file: audience.path }, message: MESSAGE, name: 'digest', sourceLabel: 'test', signal },
       { store: w.campaigns, queue, segmentSize: 100, logger });
     return { devices: campaign.total };
   };

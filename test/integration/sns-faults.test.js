@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { startStack, waitForFinish, deviceArn, REDIS_URL } from '../support/harness.js';
+import { startStack, waitFor, waitForFinish, deviceArn, pushctl, REDIS_URL } from '../support/harness.js';
 
 const DEVICES = 2000;
 /** @type {Awaited<ReturnType<typeof startStack>>} */
@@ -84,4 +84,27 @@ test('latency: slow SNS answers still deliver every device once', async () => {
   assert.equal(status.delivered, DEVICES - 37);
   assert.equal(stats.published, DEVICES - 37);
   assert.equal(stats.requests, DEVICES - 37, 'no request was retried');
+});
+
+test('an SNS error message that quotes the endpoint ARN never reaches the worker\'s log', async () => {
+  // Transient (500, retried until the attempts are used up, then again with the segment) and
+  // permanent (400), each answered with a message that names the device's ARN, as AWS does.
+  const transient = deviceArn(3);
+  const permanent = deviceArn(4);
+  const sent = await stack.send([], {
+    failEndpoints: {
+      [transient]: { code: 'InternalError', status: 500, message: `Internal failure publishing to ${transient}` },
+      [permanent]: { code: 'InvalidParameter', status: 400, message: `Invalid parameter: TargetArn Reason: ${permanent} is not valid` }
+    }
+  });
+  // The transient one never succeeds, so the campaign would wait on it for ever: once its
+  // attempts are used up (and logged), it is cancelled. What matters here is the log.
+  const worker = stack.workers[0];
+  await waitFor(async () => worker.output().includes('send attempts used up'), { timeoutMs: 20_000, what: 'the worker to use up its send attempts' });
+  const cancelled = await pushctl(['cancel', sent.id], stack.env);
+  assert.equal(cancelled.code, 0, cancelled.stderr);
+  const lines = worker.output().split('\n').filter((l) => l.startsWith('{'));
+  for (const line of lines) assert.doesNotMatch(line, /endpoint\/(APNS|GCM)\//, `an endpoint ARN in the worker's log: ${line}`);
+  const usedUp = lines.find((l) => l.includes('send attempts used up'));
+  assert.match(String(usedUp), /Internal failure publishing to \[endpoint\]/, 'the reason stays readable, the ARN replaced');
 });

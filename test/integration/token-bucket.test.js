@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRedis } from '../../shared/redis.js';
 import { createTokenBucket } from '../../shared/token-bucket.js';
-import { createCampaignStore } from '../../shared/campaign-store.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { uniquePrefix, dropPrefix, REDIS_URL } from '../support/harness.js';
 
 const redis = createRedis(REDIS_URL);

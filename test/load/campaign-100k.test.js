@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack, waitForFinish } from '../support/harness.js';
-import { createSnsClient, publish } from '../../shared/sns-client.js';
+import { createSnsClient, publish } from '../../shared/sns/sns-client.js';
 
 const DEVICES = 100_000;
 // 2,000/s keeps two workers, the emulator and Redis within this 2-core machine (about 1.5 cores

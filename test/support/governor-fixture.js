@@ -4,7 +4,7 @@
 // Logs pino JSON on stdout; SIGTERM stops it cleanly (releasing the lease).
 import { createRedis } from '../../shared/redis.js';
 import { createTokenBucket } from '../../shared/token-bucket.js';
-import { createGovernor } from '../../shared/governor.js';
+import { createGovernor } from '../../shared/governor/governor.js';
 import { createLogger } from '../../shared/logger.js';
 import { REDIS_URL } from './harness.js';
 

@@ -14,6 +14,7 @@ import { deletePrefix } from '../../shared/redis.js';
 import { loadConfig } from '../../config/index.js';
 import { SEGMENT_QUEUE, SEGMENT_BACKOFF_MS } from '../../shared/queue/create-queue.js';
 import { rabbitmqTopology, deleteTopology } from '../../shared/queue/rabbitmq-topology.js';
+import { runPushctl } from '../../scripts/run-pushctl.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -99,14 +100,8 @@ export async function startWorker(env) {
  * @param {Record<string, string>} env
  * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
-export async function pushctl(args, env) {
-  const child = spawn(process.execPath, [join(ROOT, 'producers/pushctl.js'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
-  const [code] = await once(child, 'exit');
-  return { code, stdout, stderr };
+export function pushctl(args, env) {
+  return runPushctl(args, { env });
 }
 
 /**

@@ -1,10 +1,10 @@
 // What the running campaigns still have to send, as the governor tells its controller.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { devicesStillToSend } from '../../shared/campaign-progress.js';
+import { devicesStillToSend } from '../../shared/campaign/campaign-progress.js';
 
-/** @param {Partial<import('../../shared/campaign-store.js').Campaign>} fields */
-const campaign = (fields) => /** @type {import('../../shared/campaign-store.js').Campaign} */ ({
+/** @param {Partial<import('../../shared/types.js').Campaign>} fields */
+const campaign = (fields) => /** @type {import('../../shared/types.js').Campaign} */ ({
   id: 'c', name: 'c', state: 'running', enqueued: true, total: 0, delivered: 0, disabled: 0, failed: 0,
   cancelled: 0, expired: 0, createdAt: 0, finishedAt: null, maxRate: null, deadlineAt: null, ttlMs: null, ...fields
 });

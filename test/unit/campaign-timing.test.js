@@ -1,7 +1,7 @@
 // Timing options of a campaign: deadlines, TTLs, local time, default zone.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCampaignTiming, parseDuration, parseInstant, deadlineFor } from '../../shared/campaign-timing.js';
+import { parseCampaignTiming, parseDuration, parseInstant, deadlineFor } from '../../shared/campaign/campaign-timing.js';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 const context = { now: NOW, defaultTimezone: 'UTC' };
@@ -38,11 +38,11 @@ describe('parseInstant', () => {
 });
 
 describe('parseCampaignTiming', () => {
-  it('returns the launch spec fields', () => {
+  it('returns the timing parsed', () => {
     assert.deepEqual(parseCampaignTiming({}, context), { deadlineAt: null, ttlMs: null, localTime: null, defaultTimezone: 'UTC' });
     assert.deepEqual(parseCampaignTiming({ deadline: '2025-06-01T18:00Z', ttl: '2h', localTime: '09:00', defaultTimezone: 'europe/helsinki' }, context),
-      { deadlineAt: Date.parse('2025-06-01T18:00Z'), ttlMs: 7_200_000, localTime: '09:00', defaultTimezone: 'Europe/Helsinki' });
-    assert.equal(parseCampaignTiming({ localTime: '07:05:09' }, context).localTime, '07:05:09');
+      { deadlineAt: Date.parse('2025-06-01T18:00Z'), ttlMs: 7_200_000, localTime: { hour: 9, minute: 0, second: 0, text: '09:00' }, defaultTimezone: 'Europe/Helsinki' });
+    assert.equal(parseCampaignTiming({ localTime: '07:05:09' }, context).localTime?.text, '07:05:09');
   });
 
   it('names the flag in every refusal', () => {

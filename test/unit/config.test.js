@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, redactUrl, DEFAULTS } from '../../config/index.js';
+import { loadConfig, DEFAULTS } from '../../config/index.js';
+import { redactUrl } from '../../shared/redact-url.js';
 import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../../shared/pacing/controller-options.js';
 
 /**

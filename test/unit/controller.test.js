@@ -6,7 +6,7 @@ import { binKernel, predictLoad, requestTimeMassPerSecond } from '../../shared/p
 import { createModelBank } from '../../shared/pacing/model-bank.js';
 import { lossGuardRate } from '../../shared/pacing/loss-guard.js';
 
-/** @typedef {import('../../shared/pacing/controller.js').GatewaySample} GatewaySample */
+/** @typedef {import('../../shared/types.js').GatewaySample} GatewaySample */
 
 const healthy = (rps = 400) => ({ p95Ms: 150, p99Ms: 200, errorRatio: 0, rps });
 

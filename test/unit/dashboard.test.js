@@ -13,8 +13,8 @@ import { InputError, NotFoundError } from '../../shared/errors.js';
 const TOKEN = 'correct-horse-battery-staple-42';
 const logger = createLogger({ logLevel: 'silent' }, {});
 
-/** A campaign as the store returns it. @param {Partial<import('../../shared/campaign-store.js').Campaign>} [over] */
-const campaign = (over = {}) => /** @type {import('../../shared/campaign-store.js').Campaign} */ ({
+/** A campaign as the store returns it. @param {Partial<import('../../shared/types.js').Campaign>} [over] */
+const campaign = (over = {}) => /** @type {import('../../shared/types.js').Campaign} */ ({
   id: 'c-1', name: 'Sale', state: 'running', message: { title: 't', body: 'b' }, source: 'x.csv', maxRate: null,
   createdAt: Date.now() - 10_000, finishedAt: null, enqueued: true, total: 100, segmentsTotal: 1, segmentsDone: 0,
   delivered: 40, disabled: 1, failed: 2, cancelled: 0, expired: 0, skipped: 0, duplicates: 0, excluded: 0, error: null,
@@ -23,9 +23,9 @@ const campaign = (over = {}) => /** @type {import('../../shared/campaign-store.j
 
 /**
  * A dashboard server over fakes; `changes` records every state change the store was asked for.
- * @param {{ token?: string | null, publicReads?: boolean }} [auth]
+ * @param {{ token?: string | null, publicReads?: boolean, log?: import('pino').Logger }} [auth]
  */
-function dashboard({ token = TOKEN, publicReads = true } = {}) {
+function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}) {
   /** @type {string[]} */
   const changes = [];
   const change = (/** @type {string} */ action) => async (/** @type {string} */ id) => {
@@ -43,7 +43,7 @@ function dashboard({ token = TOKEN, publicReads = true } = {}) {
     lastGovernorPoint: async () => null, campaign: async () => [], governor: async () => []
   });
   const app = createDashboardServer({
-    store, series, logger,
+    store, series, logger: log,
     bucket: { settings: async () => ({ rate: 10, burst: 1, granted: 0, grantedTransactional: 0 }) },
     schedules: { available: false, list: async () => [] },
     auth: createDashboardAuth({ token, publicReads }),
@@ -121,6 +121,31 @@ test('reads are open by default; DASHBOARD_PUBLIC=false asks for the token for t
     assert.equal((await closed.app.inject({ url })).statusCode, 200, url);
   }
   assert.equal((await closed.app.inject({ url: '/assets/..%2Fdashboard-server.js' })).statusCode, 404);
+});
+
+test('client mistakes get 4xx and a warning, never a 500 or a stack trace', async (t) => {
+  /** @type {Array<Record<string, any>>} */
+  const lines = [];
+  const log = createLogger({ logLevel: 'info' }, {}, { write: (/** @type {string} */ line) => { lines.push(JSON.parse(line)); } });
+  const { app, changes } = dashboard({ log });
+  t.after(() => app.close());
+  // Names every object has are no assets.
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    assert.equal((await app.inject({ url: `/assets/${name}` })).statusCode, 404, name);
+  }
+  const post = (/** @type {Record<string, string>} */ headers, /** @type {string} */ payload) =>
+    app.inject({ method: 'POST', url: '/api/campaigns/c-1/pause', headers: { ...bearer(), ...headers }, payload });
+  const tooLarge = await post({ 'content-type': 'application/json' }, JSON.stringify({ pad: 'x'.repeat(10_000) }));
+  assert.equal(tooLarge.statusCode, 413);
+  const malformed = await post({ 'content-type': 'application/json' }, '{"oops":');
+  assert.equal(malformed.statusCode, 400);
+  assert.match(malformed.json().error, /JSON/i);
+  const wrongType = await post({ 'content-type': 'application/x-unknown' }, 'hello');
+  assert.equal(wrongType.statusCode, 415);
+  assert.deepEqual(changes, [], 'a refused request changes nothing');
+  assert.equal(lines.filter((l) => l.level >= 50).length, 0, 'nothing logged as an error');
+  assert.equal(lines.filter((l) => l.level === 40).length, 3, 'one warning per refused body');
+  assert.ok(lines.every((l) => !l.err?.stack), 'no stack traces');
 });
 
 test('the chart gives each sample its send rate and the governor decision in force then', () => {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PermanentError } from '../../shared/errors.js';
 import { checkEventSchema, NOTIFICATION_EVENT_SCHEMA } from '../../shared/events/event-schema.js';
-import { createEventValidator, expiredReason, MAX_EVENT_BYTES } from '../../shared/events/event-validator.js';
+import { createEventValidator, expiredReason, MAX_EVENT_BYTES, MAX_EVENT_DEPTH, nestingDepth } from '../../shared/events/event-validator.js';
 import { createTemplateStore } from '../../shared/events/templates.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -54,6 +54,17 @@ describe('event validator', () => {
 
   it('refuses a body larger than any event before parsing it', async () => {
     await rejects('x'.repeat(MAX_EVENT_BYTES + 1), `body is ${MAX_EVENT_BYTES + 1} bytes; the limit is ${MAX_EVENT_BYTES}`);
+  });
+
+  it('refuses a deeply nested event with its own reason, not a stack overflow', async () => {
+    const deep = (/** @type {number} */ n) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    // Under an unknown message field: the walk that once ran out of stack.
+    const body = (/** @type {number} */ n) => `{"id":"e1","type":"x","idempotencyKey":"k","userIds":["u1"],"message":{"title":"t","body":"b","x":${deep(n)}}}`;
+    await rejects(body(10_000), `too deeply nested: objects and arrays more than ${MAX_EVENT_DEPTH} levels deep`);
+    await rejects(body(MAX_EVENT_DEPTH - 1), `too deeply nested: objects and arrays more than ${MAX_EVENT_DEPTH} levels deep`);
+    await rejects(body(MAX_EVENT_DEPTH - 2), /^message: unknown field "x"/);
+    assert.equal(nestingDepth({ a: [1, { b: [] }] }, 10), 4);
+    assert.equal(nestingDepth('x', 10), 0);
   });
 
   it('names the field of a schema violation, one problem at a time', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../config/index.js';
-import { gatewaySourceOptions } from '../../shared/governor-process.js';
+import { gatewaySourceOptions } from '../../shared/governor/governor-process.js';
 
 const url = 'http://127.0.0.1:9090';
 

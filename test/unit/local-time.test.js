@@ -2,13 +2,13 @@
 // campaign's local time, across days and daylight-saving changes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseLocalTime, nextLocalOccurrence, groupReleases } from '../../shared/local-time.js';
+import { parseLocalTime, nextLocalOccurrence, groupReleases } from '../../shared/campaign/local-time.js';
 import { offsetAt, parseZonedTime } from '../../shared/zoned-time.js';
 import { parseCron, nextCronFire } from '../../shared/scheduler/cron-expression.js';
-import { planReleases } from '../../shared/campaign-launcher.js';
+import { planReleases } from '../../shared/campaign/enqueue-campaign.js';
 
 /** @param {string} text */
-const time = (text) => /** @type {import('../../shared/local-time.js').LocalTime} */ (parseLocalTime(text));
+const time = (text) => /** @type {import('../../shared/campaign/local-time.js').LocalTime} */ (parseLocalTime(text));
 /** @param {string} zone @param {string} local @param {string} after */
 const next = (zone, local, after) => new Date(nextLocalOccurrence(zone, time(local), Date.parse(after))).toISOString();
 
@@ -83,7 +83,7 @@ describe('release groups', () => {
   it('groups zones that share an instant and orders the groups', () => {
     const start = Date.parse('2025-06-02T12:00:00Z');
     const groups = planReleases(new Map([['Europe/Paris', 10], ['Europe/Berlin', 5], ['America/New_York', 7], ['', 3]]),
-      { localTime: '09:00', defaultTimezone: 'Europe/Helsinki', startAt: start });
+      { localTime: parseLocalTime('09:00'), defaultTimezone: 'Europe/Helsinki', startAt: start });
     assert.deepEqual(groups.map((g) => ({ ...g, at: new Date(g.at).toISOString() })), [
       { at: '2025-06-02T13:00:00.000Z', zones: ['America/New_York'], devices: 7 },
       { at: '2025-06-03T06:00:00.000Z', zones: ['Europe/Helsinki'], devices: 3 },

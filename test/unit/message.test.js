@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../../shared/errors.js';
-import { createRenderer, messageAttributes, parseMessage, readMessageFile, renderForPlatform, validateMessageSize } from '../../shared/message.js';
+import { createRenderer, messageAttributes, parseMessage, readMessageFile, renderForPlatform, validateMessageSize } from '../../shared/sns/message.js';
 
 /** @typedef {import('../../shared/types.js').Message} Message */
 

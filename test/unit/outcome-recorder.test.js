@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createOutcomeRecorder } from '../../shared/outcome-recorder.js';
+import { createOutcomeRecorder } from '../../shared/sending/outcome-recorder.js';
 
 /** A store whose recordOutcomes fails `failures` times, then records. @param {number} failures */
 function flakyStore(failures) {

@@ -131,7 +131,7 @@ test('bad schedules are refused with a message naming the option', () => {
 
 test('campaign ids derive from schedule id and fire time; durations parse', () => {
   assert.equal(campaignIdFor('weekly-digest', Date.parse('2025-06-02T06:00:00Z')), 's-weekly-digest-20250602T060000Z');
-  // --grace reads durations as --ttl does (shared/campaign-timing.js).
+  // --grace reads durations as --ttl does (shared/campaign/campaign-timing.js).
   assert.equal(durationOption('90s', '--grace'), 90_000);
   assert.equal(durationOption('2h', '--grace'), 7_200_000);
   assert.equal(durationOption('1h30m', '--grace'), 5_400_000);

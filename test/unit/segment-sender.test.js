@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createSegmentSender } from '../../shared/segment-sender.js';
+import { createSegmentSender } from '../../shared/sending/segment-sender.js';
 
 /**
  * A sender whose bucket grants every token and whose SNS delivers every publish.

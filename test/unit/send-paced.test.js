@@ -2,7 +2,7 @@
 // on the real clock (retry backoffs of 125–500 ms).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sendPaced } from '../../shared/send-paced.js';
+import { sendPaced } from '../../shared/sending/send-paced.js';
 
 /** A lane that grants every token while `state` is 'running'. @param {{ state: string }} lane */
 const grantAll = (lane) => async (/** @type {number} */ want) =>

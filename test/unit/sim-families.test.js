@@ -10,6 +10,7 @@ import { simulate } from '../../sim/simulate.js';
 import { createWorld } from '../../sim/world.js';
 import { delayCdf } from '../../sim/delay-kernel.js';
 import { learningTimes, knownScenario } from '../../sim/strategies/informed-oracle.js';
+import { informationLimit } from '../../sim/information-limit.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -119,4 +120,23 @@ test('sim --family: bad input exits 2 and names the flag', async () => {
       return true;
     });
   }
+});
+
+test('the information limit: a stretched oracle schedule sends everything in stretch × the time, twins differ only as drawn, and a limited world is one its twin cannot yet be told from', () => {
+  const family = 'small';
+  const seed = worldSeed(family, 7, 0);
+  const r = informationLimit(family, seed, { stretches: [1.15, 1.4], twins: ['gain', 'late'] });
+  assert.equal(r.replayShares.length, 2);
+  assert.equal(r.cases.length, 4);
+  for (const c of r.cases) {
+    assert.ok(Math.abs(c.finishSeconds - c.stretch * r.oracleSeconds) <= 2, `${c.twin} × ${c.stretch}: finished at ${c.finishSeconds} s, oracle ${r.oracleSeconds} s`);
+    if (c.twinOracleSeconds === null) continue;
+    // More load in the twin: its own oracle is no faster (a second of rounding aside).
+    if (c.twin === 'gain') assert.ok(c.twinOracleSeconds >= r.oracleSeconds - 1, `gain twin's oracle ${c.twinOracleSeconds} s vs ${r.oracleSeconds} s`);
+    if (c.limited) assert.ok(c.distinguishableSeconds === null || c.finishSeconds <= c.distinguishableSeconds);
+    else assert.ok(c.twinOracleSeconds <= c.stretch * r.oracleSeconds || (c.distinguishableSeconds !== null && c.distinguishableSeconds < c.finishSeconds));
+  }
+  // The late twin's slow wave shows later than the gain twin's extra load.
+  const seen = (/** @type {string} */ twin) => r.cases.find((c) => c.twin === twin && c.stretch === 1.15)?.distinguishableSeconds ?? Infinity;
+  assert.ok(seen('late') > seen('gain'), `late ${seen('late')} s, gain ${seen('gain')} s`);
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EndpointDisabledException, ThrottledException, InvalidParameterException, InternalErrorException } from '@aws-sdk/client-sns';
-import { classifyPublishError } from '../../shared/sns-client.js';
+import { classifyPublishError } from '../../shared/sns/sns-client.js';
 
 const meta = (/** @type {number} */ status) => ({ $metadata: { httpStatusCode: status } });
 

@@ -1,9 +1,9 @@
-// @ts-nocheck -- browser code, loaded as a plain script (no build); the server's type check does not apply.
+// @ts-nocheck -- browser code, loaded as an ES module (no build); the server's type check does not apply.
 // The dashboard page: polls /api/overview and each running campaign's chart series every
 // second, and sends control actions with the token from the form. All
-// numbers come from the server (shared/campaign-progress.js, as pushctl's do); this file
-// only formats them.
-'use strict';
+// numbers come from the server (shared/campaign/campaign-progress.js, as pushctl's do); this file
+// only formats them, durations with pushctl's own function.
+import { formatDuration as duration } from './format-duration.js';
 
 (() => {
   const TOKEN_KEY = 'pushpace.dashboardToken';
@@ -22,13 +22,6 @@
   // ---- formatting (as producers/cli/format.js formats for pushctl) ----
   const count = (n) => Number(n).toLocaleString('en-US');
   const rate = (r) => `${r >= 100 ? Math.round(r) : Number(r.toFixed(1))}/s`;
-  function duration(seconds) {
-    if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '?';
-    const s = Math.round(seconds);
-    if (s < 60) return `${s}s`;
-    if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-    return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-  }
   const finished = (state) => !['running', 'paused'].includes(state);
 
   // ---- API ----

@@ -10,44 +10,15 @@
 // every key of it a TTL of CAMPAIGN_RETENTION_DAYS (0: kept forever). Its id stays in the
 // campaigns index until create() finds the hash gone; list() skips missing hashes meanwhile.
 import { randomBytes } from 'node:crypto';
-import { CampaignExistsError, InputError, NotFoundError } from './errors.js';
-import { redisKeys } from './redis.js';
+import { CampaignExistsError, InputError, NotFoundError } from '../errors.js';
+import { redisKeys } from '../redis.js';
 
-/** @typedef {import('./types.js').CampaignState} CampaignState */
-/** @typedef {import('./types.js').SendOutcome} SendOutcome */
-/** @typedef {import('./types.js').Message} Message */
-/** @typedef {import('./redis.js').PushRedis} PushRedis */
+/** @typedef {import('../types.js').CampaignState} CampaignState */
+/** @typedef {import('../types.js').SendOutcome} SendOutcome */
+/** @typedef {import('../types.js').Message} Message */
+/** @typedef {import('../redis.js').PushRedis} PushRedis */
 
-/**
- * @typedef {object} Campaign
- * @property {string} id
- * @property {string} name
- * @property {CampaignState} state
- * @property {Message} message
- * @property {string} source        where the audience came from, for people reading status
- * @property {number | null} maxRate sends/s cap for this campaign alone
- * @property {number} createdAt     ms since epoch
- * @property {number | null} finishedAt
- * @property {boolean} enqueued     every segment is on the queue
- * @property {number} total         devices enqueued
- * @property {number} segmentsTotal
- * @property {number} segmentsDone
- * @property {number} delivered
- * @property {number} disabled
- * @property {number} failed
- * @property {number} cancelled     devices dropped unsent by a cancel
- * @property {number} expired       devices not sent because their deadline passed first
- * @property {number} skipped       audience lines rejected as invalid
- * @property {number} duplicates    audience lines naming an endpoint already listed
- * @property {number} excluded      endpoints left out because they were already disabled
- * @property {string | null} error
- * @property {number} startAt       the instant local times and TTLs count from (ms)
- * @property {number | null} deadlineAt the campaign-wide deadline (ms): absolute, or start + TTL without local time
- * @property {number | null} ttlMs  time to live from each group's start, as asked for
- * @property {string | null} localTime 'HH:MM[:SS]' in each device's zone; null when sent at once
- * @property {string | null} defaultTimezone the zone of devices that name none (local-time campaigns)
- * @property {2 | 3} outcomeBits    bits per device in the outcome bitfield (2 for campaigns created before expiry existed)
- */
+/** @typedef {import('../types.js').Campaign} Campaign */
 
 /** @typedef {import('./local-time.js').ReleaseGroup} ReleaseGroup */
 

@@ -4,11 +4,11 @@
 // parseMessage cannot fail at send time for being too large.
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { InputError } from './errors.js';
-import { PLATFORMS, canonicalLocale } from './audience/device.js';
+import { InputError } from '../errors.js';
+import { PLATFORMS, canonicalLocale } from '../audience/device.js';
 
-/** @typedef {import('./types.js').Message} Message */
-/** @typedef {import('./types.js').Platform} Platform */
+/** @typedef {import('../types.js').Message} Message */
+/** @typedef {import('../types.js').Platform} Platform */
 /** @typedef {Record<string, { DataType: 'String', StringValue: string }>} MessageAttributes */
 
 /** APNs rejects payloads over 4 KB; FCM's limit for notification plus data is the same. */

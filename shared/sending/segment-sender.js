@@ -14,17 +14,17 @@
 // the deadline as the platforms' TTL, so SNS, APNs and FCM drop it rather than
 // deliver it late to a phone that was offline.
 import { setMaxListeners } from 'node:events';
-import { TransientError } from './errors.js';
-import { publish } from './sns-client.js';
-import { createRenderer, ttlAttributes, MAX_TTL_SECONDS } from './message.js';
+import { TransientError } from '../errors.js';
+import { publish } from '../sns/sns-client.js';
+import { createRenderer, ttlAttributes, MAX_TTL_SECONDS } from '../sns/message.js';
 import { createOutcomeRecorder } from './outcome-recorder.js';
 import { createWakeableSleep } from './send-timing.js';
 import { sendPaced } from './send-paced.js';
 
-/** @typedef {import('./types.js').Segment} Segment */
-/** @typedef {import('./types.js').HandlerResult} HandlerResult */
-/** @typedef {import('./campaign-store.js').CampaignStore} CampaignStore */
-/** @typedef {import('./token-bucket.js').TokenBucket} TokenBucket */
+/** @typedef {import('../types.js').Segment} Segment */
+/** @typedef {import('../types.js').HandlerResult} HandlerResult */
+/** @typedef {import('../campaign/campaign-store.js').CampaignStore} CampaignStore */
+/** @typedef {import('../token-bucket.js').TokenBucket} TokenBucket */
 /** @typedef {import('@aws-sdk/client-sns').SNSClient} SNSClient */
 
 // Asking Redis for tokens more often than this buys nothing: the bucket refills
@@ -56,7 +56,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
   const stopping = new AbortController();
   setMaxListeners(Infinity, stopping.signal);
 
-  /** @param {string} campaignId @param {import('./types.js').Message} message */
+  /** @param {string} campaignId @param {import('../types.js').Message} message */
   function rendererFor(campaignId, message) {
     let render = renderers.get(campaignId);
     if (!render) {

@@ -1,7 +1,7 @@
 // What a campaign's numbers mean for people: processed, remaining, percent, ETA.
-// pushctl and (later) the dashboard both show this, so they agree.
+// pushctl and the dashboard both show this, so they agree.
 
-/** @typedef {import('./campaign-store.js').Campaign} Campaign */
+/** @typedef {import('../types.js').Campaign} Campaign */
 /** @typedef {import('./local-time.js').ReleaseGroup} ReleaseGroup */
 
 /** States a campaign never leaves. */

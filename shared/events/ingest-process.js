@@ -1,10 +1,10 @@
 // The ingest process's parts, wired: RabbitMQ events → validation → devices from
 // PostgreSQL → the transactional lane of the token bucket → SNS. The entry file
 // (producers/ingest.js) only loads config and handles signals.
-import { createCampaignStore } from '../campaign-store.js';
+import { createCampaignStore } from '../campaign/campaign-store.js';
 import { createPool } from '../db/pool.js';
 import { createRedis, assertRedisReachable, warnIfNotPersistent } from '../redis.js';
-import { createSnsClient } from '../sns-client.js';
+import { createSnsClient } from '../sns/sns-client.js';
 import { createTokenBucket } from '../token-bucket.js';
 import { createDeviceResolver } from './device-resolver.js';
 import { createEventConsumer } from './event-consumer.js';
@@ -24,7 +24,7 @@ import { detachedOps } from '../metrics/ops-server.js';
  * @param {import('pino').Logger} logger
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startEventIngest(config, logger, ops = detachedOps('ingest')) {
+export async function startIngest(config, logger, ops = detachedOps('ingest')) {
   const redis = createRedis(config.redisUrl, { name: 'pushpace:ingest' });
   await assertRedisReachable(redis, config.redisUrl);
   await warnIfNotPersistent(redis, logger);

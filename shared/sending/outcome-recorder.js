@@ -1,8 +1,8 @@
 // Buffers a segment's send outcomes and writes them to Redis in batches, in the
 // background, one write at a time. What is buffered but not yet written is
 // exactly what a crash could resend, so writes start as soon as outcomes arrive.
-/** @typedef {import('./types.js').SendOutcome} SendOutcome */
-/** @typedef {import('./campaign-store.js').CampaignStore} CampaignStore */
+/** @typedef {import('../types.js').SendOutcome} SendOutcome */
+/** @typedef {import('../campaign/campaign-store.js').CampaignStore} CampaignStore */
 
 const DRAIN_RETRY_FIRST_MS = 100;
 const DRAIN_RETRY_MAX_MS = 2000;

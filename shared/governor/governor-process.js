@@ -1,22 +1,22 @@
 // The governor process's parts, wired: gateway metric source → pacing controller →
 // the shared token bucket, under a Redis lease. workers/governor.js only starts it.
-import { ConfigError } from './errors.js';
-import { createRedis, assertRedisReachable } from './redis.js';
-import { createTokenBucket } from './token-bucket.js';
-import { createInspectableController } from './pacing/controller.js';
-import { createGatewayMetrics } from './gateway-metrics/gateway-metrics.js';
+import { ConfigError } from '../errors.js';
+import { createRedis, assertRedisReachable } from '../redis.js';
+import { createTokenBucket } from '../token-bucket.js';
+import { createInspectableController } from '../pacing/controller.js';
+import { createGatewayMetrics, gatewaySourceConfig, GATEWAY_METRIC_KINDS_TEXT } from '../gateway-metrics/gateway-metrics.js';
 import { createGovernor } from './governor.js';
-import { createCampaignStore } from './campaign-store.js';
-import { devicesStillToSend } from './campaign-progress.js';
-import { observeGovernor } from './metrics/process-observers.js';
-import { detachedOps } from './metrics/ops-server.js';
+import { createCampaignStore } from '../campaign/campaign-store.js';
+import { devicesStillToSend } from '../campaign/campaign-progress.js';
+import { observeGovernor } from '../metrics/process-observers.js';
+import { detachedOps } from '../metrics/ops-server.js';
 
 /**
  * Starts a governor: it stands by until it holds the lease, then decides the rate
  * once per metrics window.
- * @param {import('../config/index.js').Config} config
+ * @param {import('../../config/index.js').Config} config
  * @param {import('pino').Logger} logger
- * @param {import('./metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
+ * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startGovernor(config, logger, ops = detachedOps('governor')) {
   const { kind, url, requestRate } = config.gatewayMetrics;
@@ -24,7 +24,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
   // would quietly cap every campaign: refuse to start instead.
   if (kind === 'none' || !url) {
     throw new ConfigError('GATEWAY_METRICS is not set: the governor needs a gateway metric source ' +
-      '(prometheus-api, metrics-scrape or active-probe, at GATEWAY_METRICS_URL); without one, set the rate with pushctl rate');
+      `(${GATEWAY_METRIC_KINDS_TEXT}, at GATEWAY_METRICS_URL); without one, set the rate with pushctl rate`);
   }
   const metrics = createGatewayMetrics(gatewaySourceOptions(config));
   const redis = createRedis(config.redisUrl, { name: 'pushpace:governor' });
@@ -74,24 +74,12 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
 
 /**
  * The metric source's options, with its window matched to the controller's: each reading
- * must cover one decision window. Prometheus's rate() needs two scrapes inside its range,
- * so the PromQL range is never shorter than 30 s (two 15-s scrapes); a longer range only
- * smooths the reading (PACING_METRICS_LAG_MS covers the extra age). The active probe
- * probes at least five times per window.
- * @param {import('../config/index.js').Config} config
- * @returns {import('./gateway-metrics/gateway-metrics.js').GatewayMetricsConfig}
+ * must cover one decision window (each kind's rule: gateway-metrics/gateway-metrics.js).
+ * @param {import('../../config/index.js').Config} config
+ * @returns {import('../gateway-metrics/gateway-metrics.js').GatewayMetricsConfig}
  */
 export function gatewaySourceOptions(config) {
-  const { kind, url, histogram } = config.gatewayMetrics;
-  const windowMs = config.pacing.controller.metricsWindowMs;
-  switch (kind) {
-    case 'prometheus-api': {
-      const range = `${Math.max(30, Math.round(windowMs / 1000))}s`;
-      return { kind, url, metric: histogram, range, ...(config.gatewayMetrics.requestRate === 'none' ? { queries: { rps: null } } : {}) };
-    }
-    case 'metrics-scrape': return { kind, url, histogram };
-    // At least five probes in each window: fewer give no useful p95.
-    case 'active-probe': return { kind, url, windowMs, intervalMs: Math.min(1000, Math.floor(windowMs / 5)) };
-    default: throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
-  }
+  const { kind, url, histogram, requestRate } = config.gatewayMetrics;
+  if (url === null) throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
+  return gatewaySourceConfig(kind, { url, histogram, requestRate, windowMs: config.pacing.controller.metricsWindowMs });
 }

@@ -1,23 +1,23 @@
 // The worker process's parts, wired: segment queue → segment sender → SNS.
 // The entry file (workers/worker.js) only loads config and handles signals.
-import { createRedis, assertRedisReachable, warnIfNotPersistent } from './redis.js';
-import { createCampaignStore } from './campaign-store.js';
-import { createTokenBucket } from './token-bucket.js';
-import { createSnsClient } from './sns-client.js';
+import { createRedis, assertRedisReachable, warnIfNotPersistent } from '../redis.js';
+import { createCampaignStore } from '../campaign/campaign-store.js';
+import { createTokenBucket } from '../token-bucket.js';
+import { createSnsClient } from '../sns/sns-client.js';
 import { createSegmentSender } from './segment-sender.js';
-import { createSegmentQueue } from './queue/create-queue.js';
-import { observeWorker } from './metrics/process-observers.js';
-import { detachedOps } from './metrics/ops-server.js';
+import { createSegmentQueue } from '../queue/create-queue.js';
+import { observeWorker } from '../metrics/process-observers.js';
+import { detachedOps } from '../metrics/ops-server.js';
 
-/** @typedef {import('./types.js').Segment} Segment */
+/** @typedef {import('../types.js').Segment} Segment */
 
 /**
  * Starts consuming segments. Resolves once the consumer is running.
- * @param {import('../config/index.js').Config} config
+ * @param {import('../../config/index.js').Config} config
  * @param {import('pino').Logger} logger
- * @param {import('./metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
+ * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
-export async function startDispatcher(config, logger, ops = detachedOps('worker')) {
+export async function startWorker(config, logger, ops = detachedOps('worker')) {
   const redis = createRedis(config.redisUrl, { name: 'pushpace:worker' });
   await assertRedisReachable(redis, config.redisUrl);
   await warnIfNotPersistent(redis, logger);
@@ -58,7 +58,7 @@ export async function startDispatcher(config, logger, ops = detachedOps('worker'
  * when its deadline has passed (nothing is sent after it, so no retry could have reached
  * them), else `failed` with the reason. Each is recorded only for a device without an
  * outcome, like every other outcome. Nothing is written for a campaign that is gone.
- * @param {import('./campaign-store.js').CampaignStore} store
+ * @param {import('../campaign/campaign-store.js').CampaignStore} store
  * @param {Segment} segment
  * @param {Error} error
  * @param {number} [now]

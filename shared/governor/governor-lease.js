@@ -11,7 +11,7 @@
 // a TTL of seconds.)
 import { performance } from 'node:perf_hooks';
 
-/** @typedef {import('./redis.js').PushRedis} PushRedis */
+/** @typedef {import('../redis.js').PushRedis} PushRedis */
 
 /**
  * @param {PushRedis} redis

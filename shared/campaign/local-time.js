@@ -10,7 +10,7 @@
 // they jump (02:30 on the spring-forward day in New York is 03:00 EDT), a time they
 // repeat means its first occurrence, or the second when the launch falls between them
 // (the next time the clock reads it).
-import { localTimeOf, offsetsAround, wallTimeInstants } from './zoned-time.js';
+import { localTimeOf, offsetsAround, wallTimeInstants } from '../zoned-time.js';
 
 /** @typedef {{ hour: number, minute: number, second: number, text: string }} LocalTime */
 /** @typedef {{ at: number, zones: string[], devices: number }} ReleaseGroup */

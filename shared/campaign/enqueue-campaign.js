@@ -1,25 +1,26 @@
 // Turns an audience and a message into a campaign on the queue, streaming:
 // devices go out in segments as they are read, so memory stays flat however
 // large the audience. Validation (--strict, confirmation) happens in a scan
-// pass before anything is stored, so a rejected campaign leaves nothing behind.
+// pass before anything is stored (launch.js), so a rejected campaign leaves
+// nothing behind.
 //
 // Local-time delivery: devices are grouped by their zone's release instant (zones
 // with the same offset share one), each group filling its own segments, and every
 // segment carries its release time, so the queue holds it until then. All groups
 // draw from the one token bucket, so overlapping groups never exceed the rate.
 // Deadlines: every segment carries the instant after which none of it is sent.
-import { readAudience, summarizeAudience } from './audience/audience-reader.js';
-import { InputError, PushError } from './errors.js';
-import { nextLocalOccurrence, parseLocalTime, groupReleases } from './local-time.js';
+import { readAudience, summarizeAudience } from '../audience/audience-reader.js';
+import { EnqueueError } from '../errors.js';
+import { nextLocalOccurrence, groupReleases } from './local-time.js';
 import { deadlineFor } from './campaign-timing.js';
-import { checkTimezone } from './zoned-time.js';
 
-/** @typedef {import('./types.js').Segment} Segment */
-/** @typedef {import('./types.js').Device} Device */
-/** @typedef {import('./types.js').Message} Message */
+/** @typedef {import('../types.js').Segment} Segment */
+/** @typedef {import('../types.js').Device} Device */
+/** @typedef {import('../types.js').Message} Message */
 /** @typedef {import('./campaign-store.js').CampaignStore} CampaignStore */
 /** @typedef {Parameters<typeof readAudience>[0]} AudienceSource */
 /** @typedef {import('./local-time.js').LocalTime} LocalTime */
+/** @typedef {import('./campaign-timing.js').CampaignTiming} CampaignTiming */
 /** @typedef {import('./local-time.js').ReleaseGroup} ReleaseGroup */
 /** @typedef {(zone: string, time: LocalTime, startAt: number) => number} ReleaseClock */
 
@@ -40,12 +41,11 @@ export function scanAudience(source, store) {
  * The release plan of a local-time campaign from the scan's device count per zone
  * (devices naming no zone are under ''), or a single group at startAt without local time.
  * @param {Map<string, number>} devicesByZone
- * @param {{ localTime: string | null, defaultTimezone: string, startAt: number }} timing
+ * @param {{ localTime: LocalTime | null, defaultTimezone: string, startAt: number }} timing
  * @param {ReleaseClock} [releaseClock] the zone arithmetic; tests inject a faster clock
  * @returns {ReleaseGroup[]}
  */
-export function planReleases(devicesByZone, { localTime, defaultTimezone, startAt }, releaseClock = nextLocalOccurrence) {
-  const time = localTime === null ? null : parseLocalTime(localTime);
+export function planReleases(devicesByZone, { localTime: time, defaultTimezone, startAt }, releaseClock = nextLocalOccurrence) {
   if (time === null) {
     let devices = 0;
     for (const n of devicesByZone.values()) devices += n;
@@ -63,7 +63,8 @@ export function planReleases(devicesByZone, { localTime, defaultTimezone, startA
 /**
  * Creates the campaign and enqueues its segments. On a failure part-way the
  * campaign is marked failed, so workers drop the segments already queued. With an
- * `id` that is taken, throws CampaignExistsError and changes nothing.
+ * `id` that is taken, throws CampaignExistsError and changes nothing. The timing
+ * comes parsed and checked (parseCampaignTiming): nothing here reads text.
  * @param {object} spec
  * @param {AudienceSource} spec.source
  * @param {Message} spec.message
@@ -73,32 +74,22 @@ export function planReleases(devicesByZone, { localTime, defaultTimezone, startA
  * @param {string} [spec.id]
  * @param {number} [spec.startAt] the instant local times and TTLs count from (ms); default now.
  *   A scheduler passes the fire time, so every process computes the same releases.
- * @param {number | null} [spec.deadlineAt] nothing is sent at or after it (ms)
- * @param {number | null} [spec.ttlMs] nothing is sent later than this after each group's start
- *   (the campaign's start, or with localTime its zone's release)
- * @param {string | null} [spec.localTime] 'HH:MM[:SS]': each zone group is released at this wall-clock time
- * @param {string} [spec.defaultTimezone] the zone of devices that name none (with localTime)
+ * @param {Partial<CampaignTiming>} [spec.timing] when the campaign may send; default at once, without a deadline
  * @param {AbortSignal} [spec.signal] aborts enqueueing (Ctrl-C); the campaign is then marked failed
  * @param {(campaign: { id: string }) => void} [spec.onCreated] told the id before the first segment is stored
  * @param {object} deps
  * @param {CampaignStore} deps.store
- * @param {import('./types.js').QueueAdapter<Segment>} deps.queue
+ * @param {import('../types.js').QueueAdapter<Segment>} deps.queue
  * @param {number} deps.segmentSize
  * @param {import('pino').Logger} deps.logger
  * @param {ReleaseClock} [deps.releaseClock] the zone arithmetic (nextLocalOccurrence); tests inject a faster clock
  */
-export async function launchCampaign(spec, { store, queue, segmentSize, logger, releaseClock = nextLocalOccurrence }) {
+export async function enqueueCampaign(spec, { store, queue, segmentSize, logger, releaseClock = nextLocalOccurrence }) {
   const now = Date.now();
   const startAt = spec.startAt ?? now;
-  const timing = { deadlineAt: spec.deadlineAt ?? null, ttlMs: spec.ttlMs ?? null };
-  const localTime = spec.localTime ? parseLocalTime(spec.localTime) : null;
-  // Canonical, as the audience readers make device zones: "Asia/Kolkata" and a device's "asia/kolkata" are one group.
-  const defaultTimezone = checkTimezone(spec.defaultTimezone ?? 'UTC', 'the default time zone');
-  if (spec.localTime && !localTime) throw new InputError(`local time "${spec.localTime}" is not HH:MM or HH:MM:SS`);
-  if (timing.ttlMs !== null && !(timing.ttlMs > 0)) throw new InputError(`the time to live must be longer than zero, got ${timing.ttlMs} ms`);
-  if (timing.deadlineAt !== null && timing.deadlineAt <= now) {
-    throw new InputError(`the deadline ${new Date(timing.deadlineAt).toISOString()} has passed; nothing was enqueued`);
-  }
+  const timing = { deadlineAt: spec.timing?.deadlineAt ?? null, ttlMs: spec.timing?.ttlMs ?? null };
+  const localTime = spec.timing?.localTime ?? null;
+  const defaultTimezone = spec.timing?.defaultTimezone ?? 'UTC';
   // Outside the try below on purpose: when the id is taken (another scheduler launched
   // this fire first) create throws CampaignExistsError and this launch must not touch,
   // let alone fail, a campaign it did not create.
@@ -198,20 +189,4 @@ export async function launchCampaign(spec, { store, queue, segmentSize, logger, 
   log.info({ devices: counts.devices, segments: counts.segments, skipped: counts.skipped, duplicates: counts.duplicates,
     excluded: counts.excluded, releaseGroups: groups.size }, 'campaign enqueued');
   return { campaign: await store.require(campaign.id), counts };
-}
-
-/** Enqueueing broke off part-way. `marked` says whether the campaign could be marked failed. */
-export class EnqueueError extends PushError {
-  /**
-   * @param {string} campaignId
-   * @param {boolean} marked
-   * @param {string} message
-   * @param {{ cause?: unknown }} [options]
-   */
-  constructor(campaignId, marked, message, options) {
-    super(message, options);
-    this.code = 'PUSH_ERR_ENQUEUE';
-    this.campaignId = campaignId;
-    this.marked = marked;
-  }
 }

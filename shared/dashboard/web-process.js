@@ -3,13 +3,13 @@
 // campaign progress for the charts (one sampler across all processes takes each interval)
 // and exports the shared-state gauges. producers/web.js only starts it.
 import { createRedis, assertRedisReachable } from '../redis.js';
-import { createCampaignStore } from '../campaign-store.js';
+import { createCampaignStore } from '../campaign/campaign-store.js';
 import { createTokenBucket } from '../token-bucket.js';
-import { createSegmentQueue } from '../queue/create-queue.js';
+import { createSegmentQueue, segmentQueueChecks } from '../queue/create-queue.js';
 import { createSeriesStore } from '../metrics/series-store.js';
 import { createCampaignSampler } from '../metrics/campaign-sampler.js';
 import { registerClusterState } from '../metrics/cluster-state.js';
-import { rabbitmqCheck, redisCheck } from '../metrics/readiness.js';
+import { redisCheck } from '../metrics/readiness.js';
 import { detachedOps } from '../metrics/ops-server.js';
 import { createDashboardAuth } from './dashboard-auth.js';
 import { createDashboardServer } from './dashboard-server.js';
@@ -21,7 +21,7 @@ import { createScheduleReader } from './schedules.js';
  * @param {import('pino').Logger} logger
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] metrics and health (lifecycle.js passes its own)
  */
-export async function startDashboard(config, logger, ops = detachedOps('web')) {
+export async function startWeb(config, logger, ops = detachedOps('web')) {
   const redis = createRedis(config.redisUrl, { name: 'pushpace:web' });
   await assertRedisReachable(redis, config.redisUrl);
   const store = createCampaignStore(redis, config);
@@ -45,7 +45,7 @@ export async function startDashboard(config, logger, ops = detachedOps('web')) {
   if (!auth.controlEnabled) logger.warn('DASHBOARD_TOKEN is not set: pause, resume and cancel are disabled on the dashboard');
 
   return {
-    readiness: [redisCheck(redis), ...(config.queueBackend === 'rabbitmq' ? [rabbitmqCheck(config.amqpUrl)] : [])],
+    readiness: [redisCheck(redis), ...segmentQueueChecks(config)],
     /** Stops sampling, lets requests in progress finish and closes connections. */
     async close() {
       sampler.stop();

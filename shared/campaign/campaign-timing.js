@@ -1,17 +1,20 @@
 // When a campaign may send: a local wall-clock time per device time zone, and a
-// deadline after which nothing is sent. pushctl send and the scheduler both turn
-// their text options into the launch spec's timing fields here, so a bad value gets
-// the same message (naming the option) from both. Nothing here touches Redis.
-import { InputError } from './errors.js';
-import { checkTimezone } from './zoned-time.js';
+// deadline after which nothing is sent. pushctl send, schedule add and the scheduler
+// all turn their text options into a CampaignTiming here, once, so a bad value gets
+// the same message (naming the option) from each; everything after (the release plan,
+// the enqueue) takes the parsed value. Nothing here touches Redis.
+import { InputError } from '../errors.js';
+import { checkTimezone } from '../zoned-time.js';
 import { parseLocalTime } from './local-time.js';
 
+/** @typedef {import('./local-time.js').LocalTime} LocalTime */
+
 /**
- * @typedef {object} CampaignTiming the launch spec's timing fields
+ * @typedef {object} CampaignTiming a launch's timing, parsed and checked
  * @property {number | null} deadlineAt  absolute deadline, ms since the epoch
  * @property {number | null} ttlMs       time to live from each device group's start (the campaign's start, or its zone's release)
- * @property {string | null} localTime   'HH:MM' or 'HH:MM:SS' in each device's time zone; null sends at once
- * @property {string} defaultTimezone    the zone of devices that name none
+ * @property {LocalTime | null} localTime  the wall-clock time in each device's time zone; null sends at once
+ * @property {string} defaultTimezone    the canonical zone of devices that name none
  */
 
 /**
@@ -55,7 +58,7 @@ export function parseInstant(text) {
 }
 
 /**
- * Validates timing options given as text and returns the launch spec's fields. Every
+ * Validates timing options given as text and returns them parsed. Every
  * error is an InputError naming the option: a deadline in the past, a TTL of zero or
  * less, an unknown zone, a wall time that is not HH:MM[:SS].
  * @param {{ deadline?: string, ttl?: string, localTime?: string, defaultTimezone?: string }} options
@@ -85,12 +88,11 @@ export function parseCampaignTiming(options, { now, defaultTimezone, names = {} 
     if (ttlMs === null) throw new InputError(`${flag.ttl} must be a duration like 90m, 2h, 1h30m or 45s; got "${options.ttl}"`);
     if (ttlMs <= 0) throw new InputError(`${flag.ttl} must be longer than zero; got "${options.ttl}"`);
   }
-  /** @type {string | null} */
+  /** @type {LocalTime | null} */
   let localTime = null;
   if (options.localTime !== undefined) {
-    const parsed = parseLocalTime(options.localTime);
-    if (parsed === null) throw new InputError(`${flag.localTime} must be a 24-hour wall-clock time HH:MM or HH:MM:SS, like 09:00; got "${options.localTime}"`);
-    localTime = parsed.text;
+    localTime = parseLocalTime(options.localTime);
+    if (localTime === null) throw new InputError(`${flag.localTime} must be a 24-hour wall-clock time HH:MM or HH:MM:SS, like 09:00; got "${options.localTime}"`);
   }
   let zone = defaultTimezone;
   if (options.defaultTimezone !== undefined) {

@@ -7,7 +7,7 @@
 // from, how `send` publishes and records a device's outcome, how many may be in flight.
 import { createWakeableSleep, backoff } from './send-timing.js';
 
-/** @typedef {import('./token-bucket.js').Grant} Grant */
+/** @typedef {import('../token-bucket.js').Grant} Grant */
 
 /**
  * What a send asks of the loop: nothing when the device's outcome is final (and

@@ -13,13 +13,13 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createLease } from './governor-lease.js';
-import { redisKeys } from './redis.js';
+import { redisKeys } from '../redis.js';
 
-/** @typedef {import('./redis.js').PushRedis} PushRedis */
-/** @typedef {import('./token-bucket.js').TokenBucket} TokenBucket */
-/** @typedef {import('./pacing/controller.js').GatewaySample} GatewaySample */
-/** @typedef {import('./pacing/controller.js').Observation} Observation */
-/** @typedef {import('./pacing/controller.js').RateDecision} RateDecision */
+/** @typedef {import('../redis.js').PushRedis} PushRedis */
+/** @typedef {import('../token-bucket.js').TokenBucket} TokenBucket */
+/** @typedef {import('../types.js').GatewaySample} GatewaySample */
+/** @typedef {import('../pacing/controller.js').Observation} Observation */
+/** @typedef {import('../pacing/controller.js').RateDecision} RateDecision */
 /**
  * @typedef {{ update(observation: Observation): RateDecision, snapshot?(): unknown,
  *   replay?(observation: Observation): void }} Controller

@@ -1,0 +1,75 @@
+// The information limit of the hold-out targets (issue #11; sim/information-limit.js): on
+// how many held-out worlds of the quiet families can no controller finish within 1.15 × (or
+// 1.4 ×) the informed oracle without breaking the SLO on a twin world it cannot tell apart?
+//
+// `node bench/information-limit.js [count]` prints the markdown of its bench/RESULTS.md
+// section; `npm run bench -- information-limit` appends it.
+import { fileURLToPath } from 'node:url';
+import { informationLimit } from '../sim/information-limit.js';
+import { worldSeed } from '../sim/families.js';
+import { heldOutSeeds, HOLDOUT_COUNT } from './holdout.js';
+
+/** The families where nothing unannounced happens: the twin is the only thing unknown. */
+const QUIET_FAMILIES = /** @type {const} */ (['lognormal', 'bimodal', 'pareto', 'exponential', 'small']);
+const STRETCHES = [1.15, 1.4];
+const TWINS = /** @type {const} */ (['gain', 'late']);
+
+/** @param {{ count?: number }} [options] */
+export function benchInformationLimit({ count = HOLDOUT_COUNT } = {}) {
+  const started = performance.now();
+  const seeds = heldOutSeeds();
+  const worlds = QUIET_FAMILIES.flatMap((family) => Array.from({ length: count }, (_, k) => ({ family, ...informationLimit(family, worldSeed(family, seeds.heldOut[family], k), { stretches: STRETCHES, twins: [...TWINS] }) })));
+  return { count, worlds, runtimeMs: Math.round(performance.now() - started) };
+}
+
+/** @param {number[]} values */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** @param {ReturnType<typeof benchInformationLimit>} r */
+export function formatInformationLimitSection(r) {
+  const pct = (/** @type {number} */ n, /** @type {number} */ d) => (d ? `${((100 * n) / d).toFixed(0)}%` : '–');
+  const rows = [];
+  for (const family of [...QUIET_FAMILIES, 'all']) {
+    const worlds = r.worlds.filter((w) => family === 'all' || w.family === family);
+    for (const twin of TWINS) {
+      for (const stretch of STRETCHES) {
+        const cases = worlds.map((w) => w.cases.find((c) => c.twin === twin && c.stretch === stretch)).filter((c) => c !== undefined);
+        const withTwin = cases.filter((c) => c.twinOracleSeconds !== null);
+        const limited = cases.filter((c) => c.limited);
+        const overTwin = withTwin.filter((c) => (c.twinShare ?? 0) > 0.01);
+        const seen = withTwin.map((c) => c.distinguishableSeconds).filter((x) => x !== null);
+        rows.push(`| ${family} | ${twin} | ${stretch} | ${worlds.length} | ${withTwin.length} | ${limited.length} (${pct(limited.length, worlds.length)}) | ` +
+          `${seen.length ? `${median(seen).toFixed(0)} s` : '–'} | ${median(worlds.map((w) => w.oracleSeconds)).toFixed(0)} s | ` +
+          `${overTwin.length} (${pct(overTwin.length, withTwin.length)}), median ${(100 * median(withTwin.map((c) => c.twinShare ?? 0))).toFixed(1)}% |`);
+      }
+    }
+  }
+  const own = r.worlds.flatMap((w) => w.replayShares);
+  return [
+    `### The information limit of the hold-out targets (\`bench/information-limit.js\`)`,
+    `${r.count} held-out worlds per quiet family (sim/held-out-seeds.json), ${(r.runtimeMs / 1000).toFixed(0)} s. For each world w, the informed oracle's ` +
+    `schedule stretched to 1.15 × and 1.4 × its time (the two targets), and two twins of w drawn as often as w itself: **gain** ` +
+    `(× 1.3 requests per open) and **late** (the same early wave, plus a slow wave at a 20-min median carrying 23% of the requests: × 1.3 in all). ` +
+    `"Limited": the stretched schedule has sent its last device before w and its twin can be told apart (d′ = 1 over every metrics window, plus the lag), ` +
+    `and the twin's own informed oracle needs longer than the stretch: there, every controller is either slower than the target on w or breaks the SLO on the twin. ` +
+    `"Twin over": windows over the SLO when the stretched schedule of w runs on the twin (more than 1%).`, '',
+    '| family | twin | stretch | worlds | twin in range | limited | w and twin told apart after (median) | T* of w (median) | twins over the SLO under the schedule |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows, '',
+    `The stretched schedules on w itself: median ${(100 * median(own)).toFixed(2)}% of windows over the SLO.`, ''
+  ].join('\n');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const count = process.argv[2] ? Number(process.argv[2]) : HOLDOUT_COUNT;
+  if (!Number.isInteger(count) || count < 1) {
+    console.error(`information-limit: the count must be a whole number ≥ 1, got ${process.argv[2]}`);
+    process.exit(2);
+  }
+  console.log(formatInformationLimitSection(benchInformationLimit({ count })));
+}

@@ -1,0 +1,210 @@
+// The information limit of the hold-out targets (issue #11): on how many drawn worlds can
+// any controller, however built, finish within a given factor of the informed oracle and
+// still hold the SLO on the worlds it cannot tell apart from them?
+//
+// For a world w, its twin w' is the same world (the same gateway, baseline, noise and seed)
+// whose users make `gainFactor` times the requests per open: as likely a draw, since
+// requests per open is drawn log-uniformly (sim/families.js). A controller sees only the
+// gateway's metrics, and those are the same in both worlds until the extra wake-up load has
+// shown. Take the informed oracle's schedule on w stretched by `stretch` (the target: finish
+// within stretch × its time) and measure when w and w' become distinguishable under it: the
+// first time the detectability of the difference, d'² = Σ over metrics windows of (the
+// difference in expected rps / that window's rps noise)², reaches 1 (a likelihood-ratio
+// test at d' = 1 still errs about one time in three), plus the metrics lag. A controller
+// that finishes w by then has made the same sends in w'. If the informed oracle of w' needs
+// more than stretch × T*(w), no schedule that fast is safe in w', and the replay shows what
+// it costs there. So on these "information-limited" worlds every controller either misses
+// the time target on w or breaks the SLO on w', which is drawn as often.
+//
+// Conservative on the controller's side: the detection integrates every window optimally,
+// counts only Poisson and baseline noise, and assumes the source reports the request rate.
+import { drawScenario } from './families.js';
+import { resolveScenario } from './scenario.js';
+import { simulate } from './simulate.js';
+import { createInformedOracleStrategy } from './strategies/informed-oracle.js';
+import { createPacer } from './strategies/pacer.js';
+import { createWorld } from './world.js';
+
+/** Requests per open are drawn within this range (sim/families.js). */
+const REQUESTS_PER_OPEN_MAX = 30;
+/** The late twin's slow wave: a median of 20 minutes, the top of the delay medians drawn. */
+const LATE_WAVE_SECONDS = 1200;
+
+/**
+ * @typedef {object} TwinCase  one twin of a world, under one stretch of the oracle's schedule
+ * @property {'gain' | 'late'} twin
+ * @property {number} stretch
+ * @property {number | null} twinOracleSeconds  T*(w'); null: no twin within the family's range
+ * @property {number} finishSeconds     when the stretched schedule sends its last device
+ * @property {number | null} distinguishableSeconds  when w and w' can first be told apart under it (null: never)
+ * @property {boolean} limited          finished before distinguishable, and T*(w') > stretch × T*(w)
+ * @property {number | null} twinShare  windows over the SLO of the stretched schedule on w'
+ * @property {number | null} twinErrors gateway errors on w'
+ */
+
+/**
+ * @param {string} family
+ * @param {number} seed  the world's seed (drawScenario's)
+ * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late'> }} [options]
+ * @returns {{ seed: number, description: string, oracleSeconds: number, replayShares: number[], cases: TwinCase[] }}
+ *   replayShares: windows over the SLO of each stretched schedule on w itself
+ */
+export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor = 1.3, twins = ['gain', 'late'] } = {}) {
+  const raw = drawScenario(family, seed);
+  const scenario = resolveScenario(raw, raw.name);
+  /** @type {number[]} */
+  const schedule = [];
+  const oracleSeconds = /** @type {number} */ (simulate(scenario, recording(schedule)).completionSeconds);
+  const stretched = stretches.map((stretch) => stretchSchedule(schedule, stretch));
+  const replayShares = stretched.map((s) => simulate(scenario, replaying(s)).sloViolationShare);
+  /** @type {TwinCase[]} */
+  const cases = [];
+  for (const kind of twins) {
+    const twinRaw = twinOf(raw, factor, kind);
+    const twin = twinRaw && resolveScenario(twinRaw, twinRaw.name);
+    const twinOracleSeconds = twin && simulate(twin, 'informed-oracle').completionSeconds;
+    stretches.forEach((stretch, i) => {
+      const finishSeconds = stretched[i].length;
+      if (!twin) {
+        cases.push({ twin: kind, stretch, twinOracleSeconds: null, finishSeconds, distinguishableSeconds: null, limited: false, twinShare: null, twinErrors: null });
+        return;
+      }
+      const replay = simulate(twin, replaying(stretched[i]));
+      const distinguishableSeconds = whenDistinguishable(scenario, twin, stretched[i]);
+      const limited = twinOracleSeconds !== null && twinOracleSeconds > stretch * oracleSeconds &&
+        (distinguishableSeconds === null || finishSeconds <= distinguishableSeconds);
+      cases.push({ twin: kind, stretch, twinOracleSeconds, finishSeconds, distinguishableSeconds, limited, twinShare: replay.sloViolationShare, twinErrors: replay.gatewayErrors });
+    });
+  }
+  return { seed, description: scenario.description, oracleSeconds, replayShares, cases };
+}
+
+/**
+ * The twin. `gain`: requests per open × factor (or, where that leaves the drawn range, the
+ * open probability × factor). `late`: a slow wave added after the world's own, carrying
+ * 1 − 1/factor of the requests, with requests per open × factor, so that the early wave is
+ * unchanged and only the late one differs. Null when the twin leaves the family's range.
+ * @param {Record<string, any>} raw
+ * @param {number} factor
+ * @param {'gain' | 'late'} kind
+ */
+function twinOf(raw, factor, kind) {
+  const wakeUp = { ...raw.wakeUp };
+  if (wakeUp.requestsPerOpen * factor <= REQUESTS_PER_OPEN_MAX) wakeUp.requestsPerOpen *= factor;
+  else if (wakeUp.openProbability * factor <= 0.4) wakeUp.openProbability *= factor;
+  else return null;
+  if (kind === 'late') {
+    const kept = 1 / factor;
+    wakeUp.openDelay = [
+      ...wakeUp.openDelay.map((/** @type {Record<string, unknown>} */ c) => ({ ...c, share: /** @type {number} */ (c.share) * kept })),
+      { kind: 'lognormal', share: 1 - kept, medianSeconds: LATE_WAVE_SECONDS, sigma: 0.5 }
+    ];
+  }
+  return { ...raw, name: `${raw.name}-twin`, wakeUp };
+}
+
+/**
+ * The informed oracle, recording its sends per second from the campaign's start.
+ * @param {number[]} schedule
+ * @returns {import('./simulate.js').StrategyFactory}
+ */
+function recording(schedule) {
+  return (scenario, world) => {
+    const oracle = createInformedOracleStrategy(scenario, world);
+    return {
+      name: 'informed-oracle',
+      sendsAt(context) {
+        const n = oracle.sendsAt(context);
+        if (context.t >= 0 && n > 0) schedule[context.t] = n;
+        return n;
+      }
+    };
+  };
+}
+
+/**
+ * The same sends spread over stretch × the time: the cumulative count at t is the oracle's at
+ * t / stretch.
+ * @param {number[]} schedule
+ * @param {number} stretch
+ * @returns {number[]} sends per second
+ */
+function stretchSchedule(schedule, stretch) {
+  const cumulative = [0];
+  for (let t = 0; t < schedule.length; t++) cumulative.push(cumulative[t] + (schedule[t] ?? 0));
+  const total = cumulative.at(-1) ?? 0;
+  const at = (/** @type {number} */ x) => {
+    const i = Math.floor(x);
+    if (i >= schedule.length) return total;
+    return cumulative[i] + (x - i) * (cumulative[i + 1] - cumulative[i]);
+  };
+  /** @type {number[]} */
+  const out = [];
+  const pacer = createPacer();
+  let sent = 0;
+  for (let t = 0; sent < total; t++) {
+    const n = Math.min(total - sent, pacer.take(at((t + 1) / stretch) - at(t / stretch), total - sent));
+    out.push(n);
+    sent += n;
+  }
+  return out;
+}
+
+/**
+ * Sends a fixed schedule.
+ * @param {number[]} schedule
+ * @returns {import('./simulate.js').StrategyFactory}
+ */
+function replaying(schedule) {
+  return () => ({
+    name: 'replay',
+    sendsAt: ({ t, remaining }) => (t < 0 || t >= schedule.length ? (t >= schedule.length ? remaining : 0) : Math.min(remaining, schedule[t]))
+  });
+}
+
+/**
+ * When the metrics of w and its twin first differ detectably under a schedule: d'² summed
+ * over the metrics windows of (Δrps / σ)² reaches 1, Δrps the difference of the expected
+ * push loads, σ² the window's Poisson variance plus the baseline noise's; then the lag.
+ * @param {import('./scenario.js').Scenario} scenario
+ * @param {import('./scenario.js').Scenario} twin
+ * @param {number[]} schedule
+ * @returns {number | null}
+ */
+function whenDistinguishable(scenario, twin, schedule) {
+  const world = createWorld(scenario);
+  const twinWorld = createWorld(twin);
+  const window = scenario.metrics.windowSeconds;
+  const length = schedule.length + Math.max(world.massPerSecond.length, twinWorld.massPerSecond.length) + window;
+  const push = pushLoad(world, schedule, length);
+  const twinPush = pushLoad(twinWorld, schedule, length);
+  let detect = 0;
+  for (let from = 0; from + window <= length; from += window) {
+    let load = 0;
+    let difference = 0;
+    let base = 0;
+    for (let t = from; t < from + window; t++) { load += push[t]; difference += twinPush[t] - push[t]; base += world.baselineAt(t); }
+    load /= window;
+    difference /= window;
+    base /= window;
+    const variance = (base + load) / window + (scenario.baseline.noise.sigma * base) ** 2;
+    detect += difference ** 2 / variance;
+    if (detect >= 1) return from + window + scenario.metrics.lagSeconds;
+  }
+  return null;
+}
+
+/**
+ * The expected push load per second of a schedule in a world.
+ * @param {import('./world.js').World} world
+ * @param {number[]} schedule
+ * @param {number} length
+ */
+function pushLoad({ massPerSecond, requestsPerSend }, schedule, length) {
+  const push = new Float64Array(length);
+  for (let t = 0; t < schedule.length; t++) {
+    const scale = schedule[t] * requestsPerSend;
+    if (scale > 0) for (let j = 0; j < massPerSecond.length && t + j < length; j++) push[t + j] += scale * massPerSecond[j];
+  }
+  return push;
+}
