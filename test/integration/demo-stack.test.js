@@ -5,7 +5,7 @@
 // The demo itself (npm run demo) takes minutes and is not part of npm test.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { request, Agent } from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,7 +15,7 @@ import { parseDemoFlags } from '../../demo/flags.js';
 import { REAL_DEMO, governorEnv } from '../../demo/settings.js';
 import { windowsOf, sloShare } from '../../demo/report.js';
 import { createMetricsScrapeSource } from '../../shared/gateway-metrics/metrics-scrape.js';
-import { startGovernor } from '../../shared/governor-process.js';
+import { startGovernor } from '../../shared/governor/governor-process.js';
 import { loadConfig } from '../../config/index.js';
 import { createLogger } from '../../shared/logger.js';
 import { createRedis, redisKeys } from '../../shared/redis.js';
@@ -43,12 +43,13 @@ function calls(url, n) {
 /**
  * One GET; resolves its status and latency as the client saw it.
  * @param {string} url
+ * @param {Agent} [agent]  a keep-alive pool, as the demo's phones use; a new connection if not given
  * @returns {Promise<{ status: number | undefined, ms: number }>}
  */
-function timedGet(url) {
+function timedGet(url, agent) {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    request(url, (res) => { res.resume(); res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started })); }).on('error', reject).end();
+    request(url, { agent }, (res) => { res.resume(); res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started })); }).on('error', reject).end();
   });
 }
 
@@ -131,7 +132,15 @@ test('the real gateway\'s latency comes from its CPU: it rises with load, the pr
   cleanups.push(() => gateway.close());
   const source = createMetricsScrapeSource({ url: `${url}/metrics` });
   cleanups.push(() => source.close());
-  await timedGet(`${url}/api/feed`); // warms the pool's connections
+  // Like the demo's phones, the burst below comes over open keep-alive connections: its requests
+  // wait in their sockets while the CPU is busy and are parsed together, so the gateway's own
+  // histogram sees their queue. (Over 60 new connections, accepted one loop turn at a time,
+  // its mean under load was within 1% of the quiet one in 1 run of 8.)
+  const phones = new Agent({ keepAlive: true, maxSockets: 61 });
+  cleanups.push(async () => phones.destroy());
+  await Promise.all(Array.from({ length: 61 }, () => timedGet(`${url}/healthz`, phones)));
+  assert.equal(Object.values(phones.freeSockets).flat().length, 61, 'the connections are open');
+  await timedGet(`${url}/api/feed`, phones); // warms the pool's connections
   await source.read();
   // The histogram's exact totals for the users' route (labelled /api): requests and summed seconds.
   const served = async () => {
@@ -143,35 +152,40 @@ test('the real gateway\'s latency comes from its CPU: it rises with load, the pr
   const before = await served();
   // One request at a time: its own lookup and 4 ms of CPU.
   const alone = [];
-  for (let i = 0; i < 10; i++) alone.push((await timedGet(`${url}/api/feed`)).ms);
+  for (let i = 0; i < 10; i++) alone.push((await timedGet(`${url}/api/feed`, phones)).ms);
   const quiet = await source.read();
   const afterQuiet = await served();
   // 60 at once, with a probe among them: each waits for the CPU of those before it.
   const workDone = async () => /** @type {{ workMs: number }} */ (await (await fetch(`${url}/_demo/stats`)).json()).workMs;
   const workBefore = await workDone();
-  const burst = Array.from({ length: 60 }, () => timedGet(`${url}/api/feed`));
-  const probe = await timedGet(`${url}${PROBE_ROUTE}`);
+  const cpuBefore = process.cpuUsage(); // the gateway runs in this process
+  const burst = Array.from({ length: 60 }, () => timedGet(`${url}/api/feed`, phones));
+  const probe = await timedGet(`${url}${PROBE_ROUTE}`, phones);
   const loaded = (await Promise.all(burst)).map((r) => r.ms).sort((a, b) => a - b);
   const busy = await source.read();
   const afterBusy = await served();
   const workAfter = await workDone();
+  const cpu = process.cpuUsage(cpuBefore);
 
   alone.sort((a, b) => a - b);
   assert.ok(loaded[30] > 4 * alone[5], `median ${loaded[30].toFixed(1)} ms under load against ${alone[5].toFixed(1)} ms alone`);
-  assert.ok(loaded[59] >= 60 * 4 * 0.8, `the last of 60 requests waited for the others' CPU: ${loaded[59].toFixed(1)} ms`);
   assert.ok(probe.status === 200 && probe.ms > 4 * alone[5], `the probe queued behind the users: ${probe.ms.toFixed(1)} ms`);
-  // The work is CPU measured in the process, not a timer.
+  // The work is CPU, not a timer: the process spent it. Its length is not checked against the
+  // 4 ms asked: this machine runs the same work at two speeds about 1.5x apart, in phases
+  // (calibrateRoundsPerMs), and a calibration in a slow phase made 60 requests 134 ms of work.
   const workMs = workAfter - workBefore;
-  assert.ok(workMs > 60 * 4 * 0.7, `${workMs.toFixed(1)} ms of CPU work for 60 requests of 4 ms`);
-  // The gateway's own histogram sees less of it: it times a request from when Node parses it,
-  // and 60 new connections wait in the kernel while the CPU is busy (docs/demo.md). It sees
-  // some: its exact sum, not its p95, whose lowest bucket (25 ms) holds both windows at 4 ms of
-  // work (the p95 comparison failed 14 times in 20).
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  assert.ok(workMs > 60 * 1, `${workMs.toFixed(1)} ms of work for 60 requests`);
+  assert.ok(cpuMs >= 0.9 * workMs, `${cpuMs.toFixed(1)} ms of CPU spent for ${workMs.toFixed(1)} ms of work`);
+  assert.ok(loaded[59] >= 0.8 * workMs, `the last of 60 requests waited for the others' CPU: ${loaded[59].toFixed(1)} ms, ${workMs.toFixed(1)} ms of work`);
+  // The gateway's own histogram sees the queue too: the requests parsed together wait in the
+  // process for each other's lookup and CPU. (It misses what waited in the kernel while a
+  // request's CPU ran: docs/demo.md.) Its exact sum, not its p95, whose lowest bucket is 25 ms.
   assert.ok(quiet.gateway && busy.gateway, 'both windows were read');
   assert.equal(afterBusy.count - afterQuiet.count, 60, 'every request of the burst is in the histogram');
   const meanQuiet = (afterQuiet.seconds - before.seconds) / (afterQuiet.count - before.count);
   const meanBusy = (afterBusy.seconds - afterQuiet.seconds) / 60;
-  assert.ok(meanBusy > meanQuiet, `/metrics mean ${(meanBusy * 1000).toFixed(1)} ms under load against ${(meanQuiet * 1000).toFixed(1)} ms alone`);
+  assert.ok(meanBusy > 4 * meanQuiet, `/metrics mean ${(meanBusy * 1000).toFixed(1)} ms under load against ${(meanQuiet * 1000).toFixed(1)} ms alone`);
 });
 
 test('--source and --gateway choose the governor\'s metric source and the gateway; a bad value exits 2 naming the flag', () => {
