@@ -38,6 +38,7 @@ export const DEFAULTS = Object.freeze({
   DEFAULT_TIMEZONE: 'UTC',
   SCHEDULER_TOLERANCE_SECONDS: 60,
   SCHEDULER_LEASE_MS: 30_000,
+  SCHEDULE_MIN_INTERVAL_SECONDS: 60,
   SCHEDULE_GRACE_MINUTES: 60,
   PORT: 8080,
   DASHBOARD_PUBLIC: 'true',
@@ -86,7 +87,7 @@ export function loadConfig(env) {
   const gatewayMetrics = gatewayMetricsConfig(env, read);
 
   return Object.freeze({
-    redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: read.redisUrl('REDIS_URL'),
     keyPrefix: read.string('KEY_PREFIX', /^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." or "-"'),
     queueBackend: read.oneOf('QUEUE_BACKEND', QUEUE_BACKENDS),
     amqpUrl: read.url('AMQP_URL', ['amqp:', 'amqps:']),
@@ -239,7 +240,13 @@ function schedulerConfig(read) {
     throw new ConfigError(`SCHEDULER_LEASE_MS (${leaseMs}) must be shorter than SCHEDULER_TOLERANCE_SECONDS (${toleranceMs / 1000} s): ` +
       'a fire whose scheduler died is taken over only after its claim lapses');
   }
-  return { toleranceMs, leaseMs, defaultGraceMs: read.integer('SCHEDULE_GRACE_MINUTES', { min: 1, max: 7 * 24 * 60 }) * 60_000 };
+  return {
+    toleranceMs,
+    leaseMs,
+    defaultGraceMs: read.integer('SCHEDULE_GRACE_MINUTES', { min: 1, max: 7 * 24 * 60 }) * 60_000,
+    // A cron with a seconds field can fire every second: a campaign each time.
+    minIntervalMs: read.integer('SCHEDULE_MIN_INTERVAL_SECONDS', { min: 1, max: 86_400 }) * 1000
+  };
 }
 
 /**
@@ -288,6 +295,28 @@ function reader(env) {
       if (!protocols.includes(url.protocol)) {
         throw new ConfigError(`${name} must start with ${protocols.map((p) => p + '//').join(' or ')}, got "${redactUrl(value)}"`);
       }
+      return value;
+    },
+    /**
+     * A Redis URL ioredis will read as we do: a host, a database number or none, and no
+     * query but `family`. ioredis takes whatever follows the host as the database and
+     * SELECTs it: "/abc" crashes it, "/-1" is refused by the server (shared/redis.js).
+     * @param {string} name
+     */
+    redisUrl(name) {
+      const value = this.url(name, ['redis:', 'rediss:']);
+      const url = new URL(value);
+      const shown = redactUrl(value);
+      if (!url.hostname) throw new ConfigError(`${name} names no host, got "${shown}"`);
+      if (url.pathname !== '' && url.pathname !== '/' && !/^\/(0|[1-9][0-9]{0,5})$/.test(url.pathname)) {
+        throw new ConfigError(`${name} must give its database as a whole number after the host (/0 to /15 on a default server), got "${url.pathname}" in "${shown}"`);
+      }
+      for (const [key, option] of url.searchParams) {
+        if (key !== 'family' || !['0', '4', '6'].includes(option)) {
+          throw new ConfigError(`${name} takes no query option but family=4|6, got "${key}=${option}"; put the database in the path (/2)`);
+        }
+      }
+      if (url.hash) throw new ConfigError(`${name} has a fragment ("${url.hash}"), got "${shown}"`);
       return value;
     },
     /** @param {string} name @param {string[]} choices */

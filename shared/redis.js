@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { redactUrl } from './redact-url.js';
-import { UnavailableError } from './errors.js';
+import { UnavailableError, ConfigError } from './errors.js';
 
 const SCRIPTS = {
   takeTokens: { file: 'take-tokens.lua', keys: 3 },
@@ -64,6 +64,7 @@ export function createRedis(url, { failFast = false, name = 'pushpace' } = {}) {
   // Connection errors surface on commands; an 'error' listener keeps them from
   // crashing the process as unhandled events while ioredis reconnects.
   redis.on('error', () => {});
+  stopOnRefusedDatabase(redis);
   for (const [command, { file, keys }] of Object.entries(SCRIPTS)) {
     const lua = readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
     redis.defineCommand(command, { numberOfKeys: keys, lua });
@@ -71,8 +72,29 @@ export function createRedis(url, { failFast = false, name = 'pushpace' } = {}) {
   return /** @type {PushRedis} */ (redis);
 }
 
+/** Connections whose SELECT the server refused, with its answer. */
+/** @type {WeakMap<Redis, Error>} */
+const refusedDatabase = new WeakMap();
+
 /**
- * Checks that Redis answers, turning a refusal into an UnavailableError that names the URL.
+ * ioredis SELECTs the URL's database on every connect, and when the server refuses it
+ * (`/99` on a server with 16) it only emits an error and runs every command on database 0:
+ * a campaign would land among another app's keys. A refused SELECT closes the connection
+ * for good instead: its commands fail, none runs elsewhere, and assertRedisReachable says
+ * why. For every connection the project opens, ours and BullMQ's.
+ * @param {Redis} redis
+ */
+export function stopOnRefusedDatabase(redis) {
+  redis.on('error', (/** @type {Error & { command?: { name: string } }} */ error) => {
+    if (error?.command?.name !== 'select' || refusedDatabase.has(redis)) return;
+    refusedDatabase.set(redis, error);
+    redis.disconnect();
+  });
+}
+
+/**
+ * Checks that Redis answers, turning a refusal into an UnavailableError that names the URL,
+ * and a refused database into a ConfigError (exit 2) naming REDIS_URL.
  * @param {Redis} redis
  * @param {string} url
  * @param {number} [timeoutMs]
@@ -86,6 +108,10 @@ export async function assertRedisReachable(redis, url, timeoutMs = 3000) {
       new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs); })
     ]);
   } catch (error) {
+    const refused = refusedDatabase.get(redis);
+    if (refused) {
+      throw new ConfigError(`REDIS_URL names a database this Redis does not have: SELECT ${new URL(url).pathname.slice(1)} was refused (${refused.message}); nothing was done`, { cause: refused });
+    }
     const reason = /** @type {any} */ (error)?.code ?? /** @type {Error} */ (error).message;
     throw new UnavailableError(`Redis is not reachable at ${redactUrl(url)} (${reason}); is redis-server running?`, { cause: error });
   } finally {

@@ -7,6 +7,7 @@
 import { Queue, Worker, DelayedError } from 'bullmq';
 import { Redis } from 'ioredis';
 import { PushError } from '../errors.js';
+import { stopOnRefusedDatabase } from '../redis.js';
 
 /** @typedef {import('../types.js').QueueAdapter} QueueAdapter */
 /** @typedef {import('../types.js').ConsumeOptions} ConsumeOptions */
@@ -29,6 +30,7 @@ export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs 
   const connection = () => {
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `pushpace:${name}` });
     redis.on('error', () => {}); // surfaced through commands; keeps reconnects from crashing the process
+    stopOnRefusedDatabase(redis);
     return redis;
   };
   const producerConnection = connection();

@@ -51,6 +51,21 @@ test('CAMPAIGN_RETENTION_DAYS: 30 by default, 0 keeps campaigns forever, anythin
   for (const bad of ['-1', '1.5', 'forever', '3651']) assertEachNamed({ CAMPAIGN_RETENTION_DAYS: bad });
 });
 
+test('REDIS_URL: a database number or none, a host, no query but family; anything else is refused by name', () => {
+  for (const url of ['redis://h:6379', 'redis://h:6379/', 'redis://h:6379/0', 'redis://h:6379/99', 'rediss://:pw@h:6380/15', 'redis://h/2?family=6']) {
+    assert.equal(loadConfig({ REDIS_URL: url }).redisUrl, url);
+  }
+  for (const url of ['redis://h:6379/-1', 'redis://h:6379/abc', 'redis://h:6379/01', 'redis://h:6379/1/2', 'redis://h:6379/1.5',
+    'redis://h:6379/2?db=3', 'redis:///0', 'redis://h:6379/0#x']) {
+    assert.throws(() => loadConfig({ REDIS_URL: url }), (error) => {
+      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_CONFIG');
+      assert.match(/** @type {Error} */ (error).message, /^REDIS_URL /, url);
+      return true;
+    }, url);
+  }
+  assert.throws(() => loadConfig({ REDIS_URL: 'redis://:hunter2@h:6379/abc' }), (error) => !/** @type {Error} */ (error).message.includes('hunter2'));
+});
+
 test('passwords never appear in messages', () => {
   assert.equal(redactUrl('redis://user:secret@host:6379'), 'redis://user:***@host:6379');
   assert.throws(() => loadConfig({ REDIS_URL: 'http://user:secret@host' }), (error) => !/** @type {Error} */ (error).message.includes('secret'));
