@@ -78,7 +78,7 @@ async function add(ctx, store, id, options, io) {
   const timing = scheduleTiming({
     id, cron: text(options.cron), at: text(options.at), timeZone: text(options.timezone),
     missed: text(options.missed), grace: text(options.grace)
-  }, { now, defaultGraceMs: ctx.config.scheduler.defaultGraceMs });
+  }, { now, defaultGraceMs: ctx.config.scheduler.defaultGraceMs, minIntervalMs: ctx.config.scheduler.minIntervalMs });
   chooseAudience(options, 'schedule add');
   // Checked again atomically when storing; asking first spares a scan of the audience.
   if (!options.dryRun && await store.get(timing.id)) {

@@ -244,3 +244,18 @@ function fieldName(name) {
   return ({ dayOfMonth: 'day of month', dayOfWeek: 'day of week' })[name] ?? name;
 }
 
+
+/**
+ * The shortest time between two fires, from the next 2,000 fires within 8 days of
+ * `fromMs` (every pattern a cron can make repeats within them, down to a seconds field
+ * restricted to one hour of the day); Infinity for one that fires once or never there.
+ * @param {CronSchedule} schedule
+ * @param {string} timeZone  canonical IANA name
+ * @param {number} fromMs
+ */
+export function shortestCronGapMs(schedule, timeZone, fromMs) {
+  const fires = cronFiresBetween(schedule, timeZone, fromMs, fromMs + 8 * DAY_MS, 2000);
+  let shortest = Infinity;
+  for (let i = 1; i < fires.length; i++) shortest = Math.min(shortest, fires[i] - fires[i - 1]);
+  return shortest;
+}

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../errors.js';
 import { parseDuration } from '../campaign/campaign-timing.js';
-import { parseCron, nextCronFire, cronFiresBetween } from './cron-expression.js';
+import { parseCron, nextCronFire, cronFiresBetween, shortestCronGapMs } from './cron-expression.js';
 import { checkTimezone, parseZonedTime, formatZoned } from '../zoned-time.js';
 
 /** @typedef {import('../types.js').Message} Message */
@@ -45,9 +45,10 @@ export const MAX_GRACE_MS = 7 * 86_400_000;
  * @param {object} context
  * @param {number} context.now             ms
  * @param {number} context.defaultGraceMs  SCHEDULE_GRACE_MINUTES
+ * @param {number} context.minIntervalMs   SCHEDULE_MIN_INTERVAL_SECONDS
  * @returns {ScheduleTiming}
  */
-export function scheduleTiming(input, { now, defaultGraceMs }) {
+export function scheduleTiming(input, { now, defaultGraceMs, minIntervalMs }) {
   const id = checkScheduleId(input.id);
   if (!input.cron === !input.at) throw new InputError('schedule add needs exactly one of --cron EXPR (repeating) or --at TIME (once)');
   const hasOffset = input.at !== undefined && /(Z|[+-]\d{2}:?\d{2})$/i.test(input.at.trim());
@@ -59,7 +60,13 @@ export function scheduleTiming(input, { now, defaultGraceMs }) {
   let cron = null;
   let at = null;
   if (input.cron) {
-    cron = parseCron(input.cron).expression;
+    const parsed = parseCron(input.cron);
+    const gapMs = shortestCronGapMs(parsed, timeZone, now);
+    if (gapMs < minIntervalMs) {
+      throw new InputError(`--cron "${input.cron}" fires every ${gapMs / 1000} s, and each fire is a campaign: schedules fire at most once every ` +
+        `${minIntervalMs / 1000} s (SCHEDULE_MIN_INTERVAL_SECONDS). Nothing was stored`);
+    }
+    cron = parsed.expression;
   } else {
     at = parseZonedTime(/** @type {string} */ (input.at), timeZone);
     if (at === null) {

@@ -73,7 +73,7 @@ function world() {
    * @param {Record<string, string>} input id, cron or at, timeZone, missed, grace
    */
   const add = async (input) => {
-    const timing = scheduleTiming(/** @type {any} */ ({ timeZone: 'UTC', ...input }), { now: clock.now, defaultGraceMs: 3_600_000 });
+    const timing = scheduleTiming(/** @type {any} */ ({ timeZone: 'UTC', ...input }), { now: clock.now, defaultGraceMs: 3_600_000, minIntervalMs: 60_000 });
     const spec = { ...timing, send: { audience: '/dev/null', name: 'digest', message: '/dev/null' }, message: MESSAGE, messageSource: '/dev/null' };
     await store.add(spec);
     return spec;

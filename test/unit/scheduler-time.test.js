@@ -86,7 +86,7 @@ test('one-off times are read in the zone, with the same DST rules; an explicit o
 });
 
 const NOW = Date.parse('2025-05-01T12:00:00Z');
-const DEFAULTS = { now: NOW, defaultGraceMs: 3_600_000 };
+const DEFAULTS = { now: NOW, defaultGraceMs: 3_600_000, minIntervalMs: 60_000 };
 /** @param {Record<string, string>} input */
 const timing = (input) => scheduleTiming({ id: 'digest', cron: undefined, at: undefined, timeZone: 'Europe/Helsinki', missed: undefined, grace: undefined, ...input }, DEFAULTS);
 
@@ -127,6 +127,27 @@ test('bad schedules are refused with a message naming the option', () => {
   refused({ cron: '0 9 * * 1', missed: 'catch-up', grace: '8d' }, /^--grace must be at most 7d/);
   refused({ id: 'weekly digest', cron: '0 9 * * 1' }, /^schedule id "weekly digest" must be/);
   refused({ id: '', cron: '0 9 * * 1' }, /^schedule add needs a schedule id/);
+});
+
+test('no sub-minute schedule: a seconds field that fires more often than SCHEDULE_MIN_INTERVAL_SECONDS is refused', () => {
+  const refusedBecause = (/** @type {string} */ cron, /** @type {RegExp} */ message, minIntervalMs = 60_000) =>
+    assert.throws(() => scheduleTiming({ id: 'tick', cron, at: undefined, timeZone: 'UTC', missed: undefined, grace: undefined }, { ...DEFAULTS, minIntervalMs }), (error) => {
+      assert.equal(/** @type {any} */ (error).code, 'PUSH_ERR_INPUT');
+      assert.match(/** @type {Error} */ (error).message, message);
+      return true;
+    });
+  refusedBecause('*/5 * * * * *', /^--cron "\*\/5 \* \* \* \* \*" fires every 5 s, and each fire is a campaign: schedules fire at most once every 60 s \(SCHEDULE_MIN_INTERVAL_SECONDS\)/);
+  refusedBecause('* * * * * *', /fires every 1 s/);
+  refusedBecause('0,30 * * * * *', /fires every 30 s/);
+  // Only in hour 9, every 10 s: found though the next such hour is a day away.
+  refusedBecause('*/10 * 9 * * *', /fires every 10 s/);
+  // A wider limit refuses minutely schedules too; a narrower one lets a test fire each second.
+  refusedBecause('* * * * *', /fires every 60 s, .* at most once every 300 s/, 300_000);
+  assert.equal(scheduleTiming({ id: 'tick', cron: '* * * * * *', at: undefined, timeZone: 'UTC', missed: undefined, grace: undefined }, { ...DEFAULTS, minIntervalMs: 1000 }).cron, '* * * * * *');
+  // A seconds field that names one second fires once a minute: allowed.
+  for (const cron of ['30 * * * * *', '0 0 9 * * 1', '* * * * *']) {
+    assert.equal(scheduleTiming({ id: 'ok', cron, at: undefined, timeZone: 'Europe/Helsinki', missed: undefined, grace: undefined }, DEFAULTS).cron, cron);
+  }
 });
 
 test('campaign ids derive from schedule id and fire time; durations parse', () => {
