@@ -2,13 +2,10 @@
 // at the same concurrency, both against the same emulator process, interleaved
 // round by round so machine noise hits both alike.
 import { randomUUID } from 'node:crypto';
-import { writeFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { deletePrefix } from '../shared/redis.js';
-import { benchPushctl, runNode, startNode, emulatorStats, resetEmulator, median } from './support.js';
+import { benchPushctl, runNode, startNode, emulatorStats, resetEmulator, median, writeCampaignFiles } from './support.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -18,13 +15,8 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export async function benchPublishThroughput({ devices = 20_000, concurrency = 64, rounds = 3, port = 9931 } = {}) {
   const url = `http://127.0.0.1:${port}`;
   const emulator = await startNode(['emulator/main.js', '--port', String(port)], { LOG_LEVEL: 'info' }, /listening/);
-  const dir = await mkdtemp(join(tmpdir(), 'pushpace-bench-'));
-  const audience = join(dir, 'audience.csv');
-  const message = join(dir, 'message.json');
-  const lines = ['endpointArn,platform'];
-  for (let i = 0; i < devices; i++) lines.push(`arn:aws:sns:us-east-1:123456789012:endpoint/GCM/bench/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000,GCM`);
-  await writeFile(audience, lines.join('\n') + '\n');
-  await writeFile(message, JSON.stringify({ title: 'Hi', body: 'Hello' }));
+  const campaign = await writeCampaignFiles(devices, 'bench', { title: 'Hi', body: 'Hello' });
+  const { audience, message } = campaign;
 
   /** @type {{ bare: number, worker: number, ratio: number }[]} */
   const results = [];
@@ -42,7 +34,7 @@ export async function benchPublishThroughput({ devices = 20_000, concurrency = 6
     }
   } finally {
     await emulator.stop();
-    await rm(dir, { recursive: true, force: true });
+    await campaign.remove();
   }
   return {
     devices, concurrency, rounds: results,

@@ -1,6 +1,7 @@
 // npm run bench: runs every benchmark and appends the numbers, with the date and
 // the machine, to bench/RESULTS.md. Targets are checked here, not in unit tests.
 import { appendFile } from 'node:fs/promises';
+import { DEFAULTS } from '../config/index.js';
 import os from 'node:os';
 import { benchPublishThroughput } from './publish-throughput.js';
 import { benchEnqueue } from './enqueue.js';
@@ -10,8 +11,10 @@ import { benchHoldout, formatHoldoutSection } from './holdout.js';
 import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-response.js';
 import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
 import { benchInformationLimit, formatInformationLimitSection } from './information-limit.js';
+import { benchWorkerCrash, formatWorkerCrashSection } from './worker-crash.js';
 
 const only = process.argv[2];
+const DEFAULT_LOCK_MS = DEFAULTS.SEGMENT_LOCK_MS;
 const lines = [`\n## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
   `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`];
 let failed = false;
@@ -62,6 +65,12 @@ if (!only || only === 'holdout') {
 if (!only || only === 'information-limit') {
   // Evidence, not a target: how much of the hold-out gap no controller could close.
   lines.push(formatInformationLimitSection(benchInformationLimit()));
+}
+if (!only || only === 'worker-crash') {
+  // About 5 minutes: 15 campaigns of 12 s or more, on both queue backends.
+  const r = await benchWorkerCrash({ note: (m) => console.error(`· ${m}`) });
+  if (r.rows.some((x) => x.kill && x.backend === 'bullmq' && x.lockMs === DEFAULT_LOCK_MS && (x.worstExtraSeconds >= 20 || x.maxDuplicates > r.publishConcurrency || x.missed > 0))) failed = true;
+  lines.push(formatWorkerCrashSection(r));
 }
 if (!only || only === 'impulse-response') {
   const r = formatImpulseResponseSection(benchImpulseResponse());

@@ -1,5 +1,8 @@
 // Shared pieces of the benchmarks: child processes, the emulator's stats, RSS.
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,8 +63,10 @@ export async function startNode(args, env, readyWhen) {
   }
   return {
     child,
+    /** The last 20,000 characters it wrote on stdout. */
+    output: () => output,
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return; // exited, or killed
       child.kill('SIGTERM');
       await once(child, 'exit');
     }
@@ -84,4 +89,24 @@ export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** A made-up GCM endpoint ARN: device `i` of app `app`. @param {string} app @param {number} i */
+export function benchArn(app, i) {
+  return `arn:aws:sns:us-east-1:123456789012:endpoint/GCM/${app}/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`;
+}
+
+/**
+ * A temporary folder with a campaign's files: an audience of `devices` endpoints of `app`
+ * (CSV) and a message. remove() deletes the folder.
+ * @param {number} devices @param {string} app @param {{ title: string, body: string }} [message]
+ */
+export async function writeCampaignFiles(devices, app, message = { title: 'Sale', body: 'Everything 20% off' }) {
+  const dir = await mkdtemp(join(tmpdir(), 'pushpace-bench-'));
+  const files = { audience: join(dir, 'audience.csv'), message: join(dir, 'message.json') };
+  const lines = ['endpointArn,platform'];
+  for (let i = 0; i < devices; i++) lines.push(`${benchArn(app, i)},GCM`);
+  await writeFile(files.audience, lines.join('\n') + '\n');
+  await writeFile(files.message, JSON.stringify(message));
+  return { ...files, remove: () => rm(dir, { recursive: true, force: true }) };
 }

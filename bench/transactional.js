@@ -4,13 +4,10 @@
 // rate in every 1-second window. The emulator runs in this process so every
 // delivery is timed as it happens.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import amqplib from 'amqplib';
 import { createSnsEmulator } from '../emulator/sns-emulator.js';
-import { benchPushctl, startNode } from './support.js';
+import { benchPushctl, startNode, writeCampaignFiles, benchArn } from './support.js';
 import { dropPrefix } from './publish-throughput.js';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -35,17 +32,12 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
   });
   const url = await emulator.listen(0);
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
-  const dir = await mkdtemp(join(tmpdir(), 'pushpace-bench-'));
   const env = {
     KEY_PREFIX: prefix, SNS_ENDPOINT: url, SEND_RATE: String(rate), SEND_BURST: String(Math.ceil(rate / 50)),
     TRANSACTIONAL_SHARE: '0.1', EVENTS_EXCHANGE: `${prefix}.events`, EVENTS_QUEUE: `${prefix}.ingest`, LOG_LEVEL: 'warn'
   };
-  const audience = join(dir, 'audience.csv');
-  const message = join(dir, 'message.json');
-  const lines = ['endpointArn,platform'];
-  for (let i = 0; i < campaignDevices; i++) lines.push(`arn:aws:sns:us-east-1:123456789012:endpoint/GCM/campaign-bench/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000,GCM`);
-  await writeFile(audience, lines.join('\n') + '\n');
-  await writeFile(message, JSON.stringify({ title: 'Sale', body: 'Everything 20% off' }));
+  const campaign = await writeCampaignFiles(campaignDevices, 'campaign-bench');
+  const { audience, message } = campaign;
 
   const worker = await startNode(['workers/worker.js'], { ...env, LOG_LEVEL: 'info' }, /worker consuming segments/);
   const ingest = await startNode(['producers/ingest.js'], { ...env, LOG_LEVEL: 'info' }, /consuming|listening|ready/i);
@@ -68,7 +60,7 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
       const due = start + offsets[i];
       const wait = due - (performance.timeOrigin + performance.now());
       if (wait > 0) await sleep(wait);
-      const arn = `arn:aws:sns:us-east-1:123456789012:endpoint/GCM/${TX_APP}/${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`;
+      const arn = benchArn(TX_APP, i);
       const event = { id: `evt-${i}`, type: 'list.shared', endpointArns: [arn], idempotencyKey: `${prefix}-${i}`,
         message: { title: 'Anna shared a list', body: 'Weekend groceries' } };
       publishedAt.set(arn, performance.timeOrigin + performance.now());
@@ -84,7 +76,7 @@ export async function benchTransactional({ rate = 1000, campaignDevices = 70_000
     await connection.close().catch(() => {});
     await Promise.all([worker.stop(), ingest.stop()]);
     await emulator.close();
-    await rm(dir, { recursive: true, force: true });
+    await campaign.remove();
     await dropPrefix(prefix);
     await deleteQueues(env.EVENTS_QUEUE);
   }

@@ -26,7 +26,7 @@ import { stopOnRefusedDatabase } from '../redis.js';
  * @param {import('pino').Logger} options.logger
  * @returns {QueueAdapter}
  */
-export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs = 1000, lockMs = 30_000, idOf, releaseAtOf, logger }) {
+export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs = 1000, lockMs = 10_000, idOf, releaseAtOf, logger }) {
   const connection = () => {
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `pushpace:${name}` });
     redis.on('error', () => {}); // surfaced through commands; keeps reconnects from crashing the process
