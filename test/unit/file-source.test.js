@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readAudienceFile, splitCsv } from '../../shared/audience/file-source.js';
+import { readAudienceFile } from '../../shared/audience/file-source.js';
+import { splitCsv } from '../../shared/audience/csv-layout.js';
 import { InputError } from '../../shared/errors.js';
 
 /** @typedef {import('../../shared/types.js').AudienceItem} AudienceItem */
@@ -72,23 +73,108 @@ describe('readAudienceFile: CSV', () => {
     assert.deepEqual(items.map((item) => 'device' in item && item.device.userId), ['Smith, "J"', 'u2']);
   });
 
-  it('skips a line with the wrong number of fields, and a quoted field that spans lines', async () => {
+  it('skips a line with the wrong number of fields or text after a closing quote', async () => {
     const path = await file('bad.csv', [
       'endpointArn,platform,userId',
       `${arn(1)},GCM`,
-      `${arn(2)},GCM,"first line`,
-      'second line"',
       `${arn(3)},GCM,"x"y`,
       `${arn(4)},GCM,ok`
     ].join('\n'));
-    const items = await readAll(path);
-    assert.deepEqual(items.slice(0, 4), [
+    assert.deepEqual(await readAll(path), [
       { skipped: { line: 2, reason: 'has 2 fields; the header has 3' } },
-      { skipped: { line: 3, reason: 'has a quoted field that is not closed on this line (quoted fields cannot span lines)' } },
-      { skipped: { line: 4, reason: 'has 1 field; the header has 3' } },
-      { skipped: { line: 5, reason: 'has text after the closing quote of field 3' } }
+      { skipped: { line: 3, reason: 'has text after the closing quote of field 3' } },
+      { device: { endpointArn: arn(4), platform: 'GCM', userId: 'ok' }, line: 4 }
     ]);
-    assert.deepEqual(items[4], { device: { endpointArn: arn(4), platform: 'GCM', userId: 'ok' }, line: 6 });
+  });
+
+  it('reads a quoted field that spans lines as one record, reported by the line it starts on', async () => {
+    const path = await file('multiline.csv', [
+      'endpointArn,platform,userId',
+      `${arn(1)},GCM,"first line`,
+      'second line"',
+      `${arn(2)},GCM,u2`,
+      '',
+      `${arn(3)},GCM,"a`,
+      '',
+      'b ""c"""',
+      `${arn(4)},GCM,u4`
+    ].join('\r\n'));
+    assert.deepEqual(await readAll(path), [
+      { device: { endpointArn: arn(1), platform: 'GCM', userId: 'first line\nsecond line' }, line: 2 },
+      { device: { endpointArn: arn(2), platform: 'GCM', userId: 'u2' }, line: 4 },
+      { device: { endpointArn: arn(3), platform: 'GCM', userId: 'a\n\nb "c"' }, line: 6 },
+      { device: { endpointArn: arn(4), platform: 'GCM', userId: 'u4' }, line: 9 }
+    ]);
+  });
+
+  it('does not take the continuation of a quoted field for a device of its own', async () => {
+    const path = await file('continuation.csv', [
+      'endpointArn,platform,userId',
+      `${arn(1)},GCM,"note`,
+      `${arn(2)},GCM,u2"`,
+      `${arn(3)},GCM,u3`
+    ].join('\n'));
+    assert.deepEqual(await readAll(path), [
+      { device: { endpointArn: arn(1), platform: 'GCM', userId: `note\n${arn(2)},GCM,u2` }, line: 2 },
+      { device: { endpointArn: arn(3), platform: 'GCM', userId: 'u3' }, line: 4 }
+    ]);
+  });
+
+  it('says which lines a skipped record spans', async () => {
+    const path = await file('span.csv', [
+      'endpointArn,platform,userId',
+      `${arn(1)},"GCM`,
+      `",u1,extra`,
+      `${arn(2)},GCM,u2`
+    ].join('\n'));
+    assert.deepEqual(await readAll(path), [
+      { skipped: { line: 2, reason: 'has 4 fields; the header has 3 (a quoted field holds a line break: the record spans lines 2-3)' } },
+      { device: { endpointArn: arn(2), platform: 'GCM', userId: 'u2' }, line: 4 }
+    ]);
+  });
+
+  it('detects ";" and tab delimiters from the header', async () => {
+    const semicolon = await file('excel.csv', `\uFEFFendpointArn;platform;userId\r\n${arn(1)};GCM;"Smith; J"\r\n${arn(2)};GCM;a,b\r\n`);
+    assert.deepEqual(await readAll(semicolon), [
+      { device: { endpointArn: arn(1), platform: 'GCM', userId: 'Smith; J' }, line: 2 },
+      { device: { endpointArn: arn(2), platform: 'GCM', userId: 'a,b' }, line: 3 }
+    ]);
+    const tab = await file('tabs.tsv', `"endpointArn"\tplatform\tuserId\n${arn(1)}\tGCM\t u 1\n${arn(2)}\tGCM\t"x\ty"\n`);
+    assert.deepEqual(await readAll(tab), [
+      { device: { endpointArn: arn(1), platform: 'GCM', userId: 'u 1' }, line: 2 },
+      { device: { endpointArn: arn(2), platform: 'GCM', userId: 'x\ty' }, line: 3 }
+    ]);
+  });
+
+  it('names the delimiters it tried when no header split finds the columns', async () => {
+    const path = await file('pipes.csv', `endpointArn|platform\n${arn(1)}|GCM\n`);
+    await assert.rejects(readAll(path), (error) => error instanceof InputError &&
+      error.message.startsWith(`${path}: header has no endpointArn column`) && /separated by ",", ";" or tab/.test(error.message));
+  });
+
+  it('fails naming the line where a quote opened that is never closed', async () => {
+    const path = await file('unclosed.csv', [
+      'endpointArn,platform,userId',
+      `${arn(1)},GCM,u1`,
+      `${arn(2)},GCM,"u2`,
+      `${arn(3)},GCM,u3`,
+      `${arn(4)},GCM,u4`
+    ].join('\n'));
+    await assert.rejects(readAll(path), (error) => error instanceof InputError &&
+      error.message.startsWith(`${path} line 3: a quoted field opens here and is not closed before the end of the file`));
+  });
+
+  it('fails at the cap, not at the end of the file, when an unclosed quote would swallow the rest of a large file', async () => {
+    const rows = ['endpointArn,platform,userId', `${arn(1)},GCM,u1`, `${arn(2)},GCM,u2`, `${arn(3)},"GCM,u3`];
+    for (let i = 4; i < 40_000; i++) rows.push(`${arn(i)},GCM,user-${i}`);
+    const path = await file('runaway.csv', rows.join('\n'));
+    /** @type {AudienceItem[]} */
+    const items = [];
+    await assert.rejects(async () => {
+      for await (const item of readAudienceFile(path)) items.push(item);
+    }, (error) => error instanceof InputError &&
+      error.message.startsWith(`${path} line 4: a quoted field opens here and is not closed within 1048576 characters`));
+    assert.deepEqual(lines(items), [2, 3]);
   });
 
   it('passes device validation reasons through with the physical line', async () => {
@@ -229,5 +315,6 @@ describe('splitCsv', () => {
     assert.deepEqual(splitCsv('"",x,""'), ['', 'x', '']);
     assert.deepEqual(splitCsv('a"b,c'), ['a"b', 'c']);
     assert.equal(typeof splitCsv('"open'), 'string');
+    assert.deepEqual(splitCsv('a;"b;c";d', ';'), ['a', 'b;c', 'd']);
   });
 });
