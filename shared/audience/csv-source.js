@@ -4,7 +4,7 @@
 // of the file, so the lines after a multi-line record keep their true numbers.
 import { InputError } from '../errors.js';
 import { csvRecordItem, csvSkip, readCsvHeader, scanCsv } from './csv-layout.js';
-import { createLineSplitter, MAX_LINE_CHARS } from './line-splitter.js';
+import { lineBatches, MAX_LINE_CHARS } from './line-splitter.js';
 
 /** @typedef {import('../types.js').AudienceItem} AudienceItem */
 /** @typedef {import('./csv-layout.js').CsvLayout} CsvLayout */
@@ -32,7 +32,6 @@ export const MAX_RECORD_CHARS = MAX_LINE_CHARS;
  * @returns {AsyncGenerator<AudienceItem>}
  */
 export async function* readCsvAudience(chunks, path) {
-  const splitter = createLineSplitter();
   /** @type {CsvLayout | undefined} */
   let layout;
   /** @type {OpenRecord | undefined} */
@@ -91,15 +90,11 @@ export async function* readCsvAudience(chunks, path) {
     return undefined;
   }
 
-  for await (const chunk of chunks) {
-    for (const text of splitter.push(chunk)) {
+  for await (const lines of lineBatches(chunks)) {
+    for (const text of lines) {
       const item = take(text);
       if (item !== undefined) yield item;
     }
-  }
-  for (const text of splitter.end()) {
-    const item = take(text);
-    if (item !== undefined) yield item;
   }
   if (open !== undefined) runaway(path, open, 'before the end of the file');
   if (layout === undefined) {

@@ -6,7 +6,7 @@ import { extname } from 'node:path';
 import { InputError } from '../errors.js';
 import { readCsvAudience } from './csv-source.js';
 import { parseDevice } from './device.js';
-import { createLineSplitter, MAX_LINE_CHARS } from './line-splitter.js';
+import { lineBatches, MAX_LINE_CHARS } from './line-splitter.js';
 
 /** @typedef {import('../types.js').AudienceItem} AudienceItem */
 
@@ -72,7 +72,6 @@ async function* replay(read, rest) {
  * @returns {AsyncGenerator<AudienceItem>}
  */
 async function* readNdjson(chunks) {
-  const splitter = createLineSplitter();
   let line = 0;
   /** @param {string | null} text */
   const take = (text) => {
@@ -80,15 +79,11 @@ async function* readNdjson(chunks) {
     if (text === null) return { skipped: { line, reason: `is longer than ${MAX_LINE_CHARS} characters` } };
     return text.length === 0 || text.trim() === '' ? undefined : parseJsonLine(text, line);
   };
-  for await (const chunk of chunks) {
-    for (const text of splitter.push(chunk)) {
+  for await (const lines of lineBatches(chunks)) {
+    for (const text of lines) {
       const item = take(text);
       if (item !== undefined) yield item;
     }
-  }
-  for (const text of splitter.end()) {
-    const item = take(text);
-    if (item !== undefined) yield item;
   }
 }
 
