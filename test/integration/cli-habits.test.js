@@ -106,6 +106,19 @@ describe('help, version and suggestions', () => {
     }
   });
 
+  test('README shows every command the help lists, and every option of send, status and rate', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    /** @param {string} help */
+    const listed = (help) => [...help.matchAll(/^  ([a-z-]+) /gm)].map((m) => m[1]);
+    for (const command of listed((await run(['--help'])).stdout).filter((c) => c !== 'help')) {
+      assert.match(readme, new RegExp(`pushctl (?:[a-z]+\\|)*${command}\\b`), `README mentions pushctl ${command}`);
+    }
+    for (const command of ['send', 'status', 'rate']) {
+      const flags = [...(await run([command, '--help'])).stdout.matchAll(/^ +(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1]).filter((f) => f !== '--help');
+      for (const flag of flags) assert.ok(readme.includes(flag), `README mentions ${command} ${flag}`);
+    }
+  });
+
   test('--version prints package.json\'s version', async () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
     assert.equal((await run(['--version'])).stdout, `${version}\n`);
