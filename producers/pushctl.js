@@ -1,121 +1,222 @@
 #!/usr/bin/env -S node --max-old-space-size=128
-// pushctl: marketing's command line. Exit codes: 0 ok, 1 runtime failure, 2 bad input.
+// pushctl: marketing's command line. Exit codes: 0 ok, 1 runtime failure, 2 bad input
+// (and 3 from status --watch --exit-status: the campaign ended without completing).
 // The heap cap (also in the npm script) makes V8 collect garbage sooner instead of
 // growing: enqueueing streams in fixed-size batches, so 128 MB of old space is
 // ample for any audience size, and peak RSS stays under 200 MB (bench/RESULTS.md).
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/index.js';
-import { InputError, exitCodeFor } from '../shared/errors.js';
+import { exitCodeFor } from '../shared/errors.js';
 import { openContext } from './cli/context.js';
+import { runCommandLine } from './cli/program.js';
 
 /**
- * Every command, once: its lines of the usage text, whether it needs a campaign id, whether
- * it opens Redis (the context), and how it runs. Commands are loaded on demand: `status`
- * need not load BullMQ or the audience readers.
- * @typedef {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, stdin: NodeJS.ReadStream }} IO
  * @typedef {import('./cli/context.js').Context} Context
- * @typedef {ReturnType<typeof parseArgs<{ options: typeof OPTIONS, allowPositionals: true, strict: true }>>['values']} Values
- * @typedef {{ values: Values, send: import('./cli/send.js').SendOptions, args: string[], io: IO }} Call
- * @typedef {object} Command
- * @property {string} [usage]       its lines in the usage text (a command described with another has none)
- * @property {boolean} [needsId]    the first argument is a campaign id
- * @property {(config: import('../config/index.js').Config, call: Call) => Promise<number>} [runWithoutContext]
- * @property {(ctx: Context, call: Call) => Promise<number>} [run]
+ * @typedef {import('./cli/program.js').Parsed} Parsed
+ * @typedef {import('./cli/program.js').CommandSpec} CommandSpec
+ * @typedef {import('./cli/program.js').OptionSpec} OptionSpec
  */
-/** @type {Record<string, Command>} */
-const COMMANDS = {
-  send: {
-    usage: `  send --audience FILE | --query SQL --message FILE [--name NAME] [--rate N] [--strict] [--dry-run] [--yes] [--json]
-       [--local-time HH:MM[:SS] [--default-timezone ZONE]]   each device at that time in its own zone
-       [--deadline ISO8601] [--ttl 90m]     nothing is sent after it; unsent devices are counted as expired`,
-    run: async (ctx, { send, io }) => (await import('./cli/send.js')).send(ctx, send, io)
-  },
-  status: {
-    usage: '  status ID [--watch] [--json]',
-    needsId: true,
-    run: async (ctx, { args, values, io }) => (await import('./cli/status.js')).status(ctx, args[0], values, io)
-  },
-  list: {
-    usage: '  list [--json]',
-    run: async (ctx, { values, io }) => (await import('./cli/status.js')).list(ctx, values, io)
-  },
-  pause: { usage: '  pause ID | resume ID | cancel ID [--json]', needsId: true, run: (ctx, call) => setState(ctx, 'pause', call) },
-  resume: { needsId: true, run: (ctx, call) => setState(ctx, 'resume', call) },
-  cancel: { needsId: true, run: (ctx, call) => setState(ctx, 'cancel', call) },
-  rate: {
-    usage: '  rate [RATE] [--burst N] [--json]     show, or set for every worker at once',
-    run: async (ctx, { args, values, io }) => (await import('./cli/status.js')).rate(ctx, args[0], values, io)
-  },
-  db: {
-    usage: '  db migrate                           create or update the devices table in DATABASE_URL',
-    async runWithoutContext(config, { args, io }) {
-      if (args[0] !== 'migrate') throw new InputError(`unknown db command "${args[0] ?? ''}"; try: pushctl db migrate`);
-      return (await import('./cli/db.js')).migrateDevices(config, io);
-    }
-  },
-  schedule: {
-    usage: `  schedule add ID --cron EXPR | --at TIME --timezone ZONE  and send's audience, message and options
-               [--missed skip|catch-up] [--grace 1h] [--dry-run] [--json]   a scheduler process sends it
-  schedule list | show ID | pause ID | resume ID | remove ID   each with [--json]`,
-    run: async (ctx, { args, send, io }) => (await import('./cli/schedule.js')).schedule(ctx, args, send, io)
-  }
-};
-
-const USAGE = `usage: pushctl <command> [options]
-
-${Object.values(COMMANDS).flatMap((command) => command.usage ?? []).join('\n')}
-`;
-
-const OPTIONS = /** @type {const} */ ({
-  audience: { type: 'string' }, query: { type: 'string' }, message: { type: 'string' }, name: { type: 'string' },
-  rate: { type: 'string' }, burst: { type: 'string' }, strict: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
-  yes: { type: 'boolean', short: 'y' }, json: { type: 'boolean' }, watch: { type: 'boolean', short: 'w' },
-  help: { type: 'boolean', short: 'h' },
-  cron: { type: 'string' }, at: { type: 'string' }, timezone: { type: 'string' }, missed: { type: 'string' }, grace: { type: 'string' },
-  deadline: { type: 'string' }, ttl: { type: 'string' }, 'local-time': { type: 'string' }, 'default-timezone': { type: 'string' }
-});
 
 const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
-process.exitCode = await main(process.argv.slice(2)).catch((error) => {
+
+/**
+ * Every option, once; each command below names the ones it takes, and nothing else is
+ * accepted. The send options are shared by send and schedule add, which stores them.
+ * @type {Record<string, OptionSpec>}
+ */
+const OPTIONS = {
+  audience: { flags: '--audience <file>', description: 'the audience: CSV with a header, or NDJSON (endpointArn, platform; userId, locale, timezone)' },
+  query: { flags: '--query <sql>', description: 'the audience from PostgreSQL (DATABASE_URL): a SELECT returning endpoint_arn and platform, run read-only' },
+  to: {
+    flags: '--to <arn>', description: 'a test send to this one device endpoint, now, instead of a campaign',
+    conflicts: ['audience', 'query', 'name', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl']
+  },
+  message: { flags: '--message <file>', description: 'the message file (JSON: title, body, locales, data...)' },
+  name: { flags: '--name <name>', description: 'the campaign\'s name (default: the message file\'s name)' },
+  rate: { flags: '--rate <n>', description: 'sends/s cap for this campaign, below the shared rate' },
+  strict: { flags: '--strict', description: 'reject the whole campaign if any audience line is invalid (default: skip and report them)' },
+  dryRun: { flags: '--dry-run', description: 'check and count everything, send and store nothing' },
+  yes: { flags: '-y, --yes', description: 'no confirmation prompt (send asks above CONFIRM_THRESHOLD devices)' },
+  json: { flags: '--json', description: 'print JSON, for scripts' },
+  localTime: { flags: '--local-time <hh:mm[:ss]>', description: 'send to each device at this time on its own clock (its audience timezone)' },
+  defaultTimezone: { flags: '--default-timezone <zone>', description: 'the zone of devices without one (default DEFAULT_TIMEZONE)' },
+  deadline: { flags: '--deadline <iso8601>', description: 'send nothing after this instant (with a zone: Z or +03:00); the rest is counted expired' },
+  ttl: { flags: '--ttl <duration>', description: 'send nothing later than this after the start (90m, 2h, 1h30m; with --local-time, after each zone\'s release)' },
+  watch: { flags: '-w, --watch', description: 'follow the progress on one line until the campaign finishes' },
+  exitStatus: { flags: '--exit-status', description: 'with --watch: exit 3 if the campaign ends cancelled, expired or failed (0 if it completed)' },
+  burst: { flags: '--burst <n>', description: 'the token bucket\'s size: sends that may go out at once after a pause (default 5% of the rate, at least 1)' },
+  cron: { flags: '--cron <expr>', description: 'repeating: a five-field cron expression ("0 9 * * mon")' },
+  at: { flags: '--at <time>', description: 'once, at this local time (2027-06-01T12:00)' },
+  timezone: { flags: '--timezone <zone>', description: 'the IANA zone --cron and --at are read in (Europe/Helsinki)' },
+  missed: { flags: '--missed <policy>', description: 'a fire missed while no scheduler ran: skip, or catch-up (default)' },
+  grace: { flags: '--grace <duration>', description: 'with --missed catch-up: how late a missed fire may still be sent (default SCHEDULE_GRACE_MINUTES)' }
+};
+
+const SEND_OPTIONS = ['audience', 'query', 'message', 'name', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl'];
+
+/**
+ * Every command, once: its name, arguments, options and help, and how it runs. Commands
+ * are loaded on demand: `status` need not load BullMQ or the audience readers.
+ * @type {CommandSpec[]}
+ */
+const COMMANDS = [
+  {
+    name: 'send',
+    summary: 'send a campaign to an audience (prints its id), or a test to one device (--to)',
+    options: [...SEND_OPTIONS.slice(0, 2), 'to', ...SEND_OPTIONS.slice(2), 'dryRun', 'yes', 'json'],
+    details: `Exactly one of --audience, --query or --to. Nothing is enqueued unless the whole
+audience and the message are valid; invalid lines are skipped and reported
+(--strict refuses instead).
+
+--to ARN is a test send, not a campaign: the message is checked as for a
+campaign, then published once to that endpoint through the same SNS client,
+publish and retries every send uses, with one token from the shared rate's
+transactional lane (never over the rate, not queued behind a running campaign).
+It prints SNS's answer and exits 0 if delivered, 1 if not (disabled, failed, or
+sending stopped by rate 0).
+
+Examples:
+  pushctl send --audience users.csv --message sale.json --name "Friday sale" --yes
+  pushctl send --audience users.csv --message digest.json --local-time 09:00 --ttl 2h
+  pushctl send --to arn:aws:sns:eu-west-1:123456789012:endpoint/GCM/app/0f3c... \\
+    --message sale.json`,
+    run: withContext(async (ctx, { options }) => options.to === undefined
+      ? (await import('./cli/send.js')).send(ctx, launchOptions(options), io)
+      : (await import('./cli/test-send.js')).testSend(ctx, options, io))
+  },
+  {
+    name: 'status',
+    summary: 'a campaign\'s progress, counts and timing',
+    args: '<campaign-id>',
+    options: ['watch', 'exitStatus', 'json'],
+    details: `With --watch, one line redrawn every second until the campaign finishes, laid
+out to the terminal's width (80 columns when stdout is not a terminal).
+Exit status with --watch --exit-status: 0 completed, 3 cancelled, expired or
+failed (1 and 2 keep their meaning: pushctl itself failed or was misused).`,
+    run: withContext(async (ctx, { args, options }) => (await import('./cli/status.js')).status(ctx, String(args[0]), options, io))
+  },
+  {
+    name: 'list',
+    summary: 'the newest 50 campaigns, and every campaign still running',
+    options: ['json'],
+    run: withContext(async (ctx, { options }) => (await import('./cli/status.js')).list(ctx, options, io))
+  },
+  {
+    name: 'pause', summary: 'pause a running campaign: workers stop taking its devices', args: '<campaign-id>', options: ['json'],
+    run: withContext((ctx, parsed) => setState(ctx, 'pause', parsed))
+  },
+  {
+    name: 'resume', summary: 'resume a paused campaign where it stopped', args: '<campaign-id>', options: ['json'],
+    run: withContext((ctx, parsed) => setState(ctx, 'resume', parsed))
+  },
+  {
+    name: 'cancel', summary: 'cancel a running or paused campaign; its unsent devices are counted cancelled', args: '<campaign-id>', options: ['json'],
+    details: 'Cancelling a campaign that is already cancelled changes nothing, says so and exits 0.',
+    run: withContext((ctx, parsed) => setState(ctx, 'cancel', parsed))
+  },
+  {
+    name: 'rate',
+    summary: 'show the shared rate, or set it for every worker at once',
+    args: '[rate]',
+    options: ['burst', ['yes', 'confirm rate 0, which stops every send'], 'json'],
+    details: `RATE is sends per second for all workers together, a plain decimal number
+(500, 12.5). It takes effect at once, until it is set again (by pushctl rate or
+the governor).
+
+  pushctl rate            show it ("stopped" when it is 0)
+  pushctl rate 500        set it
+  pushctl rate 0 --yes    stop all sending: every campaign and transactional
+                          send waits until pushctl rate N`,
+    run: withContext(async (ctx, { args, options }) => (await import('./cli/rate.js')).rate(ctx, args[0], options, io))
+  },
+  { name: 'db', summary: 'the devices table of --query audiences' },
+  {
+    name: 'db migrate', summary: 'create or update the devices table in DATABASE_URL',
+    run: async () => (await import('./cli/db.js')).migrateDevices(loadConfig(process.env), io)
+  },
+  {
+    name: 'schedule',
+    summary: 'planned sends (cron or once, in a time zone), launched by the scheduler process',
+    details: 'Each fire launches a campaign as pushctl send would, with the options stored\nby schedule add (docs/scheduling.md).'
+  },
+  {
+    name: 'schedule add',
+    summary: 'add a schedule: when, and send\'s audience, message and options (checked now, as a launch would)',
+    args: '<schedule-id>',
+    options: ['cron', 'at', 'timezone', 'missed', 'grace', ...SEND_OPTIONS, ['dryRun', 'check everything, store nothing'], 'json'],
+    details: `Examples:
+  pushctl schedule add weekly-digest --cron "0 9 * * mon" \\
+    --timezone Europe/Helsinki --audience users.csv --message digest.json
+  pushctl schedule add sale-opens --at 2027-06-01T12:00 \\
+    --timezone America/New_York --query "SELECT ..." --message sale.json`,
+    run: scheduleCommand('add')
+  },
+  { name: 'schedule list', summary: 'every schedule, its next and last fire', options: ['json'], run: scheduleCommand('list') },
+  { name: 'schedule show', summary: 'one schedule, its options and recent fires', args: '<schedule-id>', options: ['json'], run: scheduleCommand('show') },
+  { name: 'schedule pause', summary: 'stop firing a schedule until resumed', args: '<schedule-id>', options: ['json'], run: scheduleCommand('pause') },
+  { name: 'schedule resume', summary: 'fire a paused schedule again, from its next fire', args: '<schedule-id>', options: ['json'], run: scheduleCommand('resume') },
+  { name: 'schedule remove', summary: 'remove a schedule (a fire being launched now completes)', args: '<schedule-id>', options: ['json'], run: scheduleCommand('remove') }
+];
+
+const DESCRIPTION = 'Sends push notifications through AWS SNS at one shared rate for every worker.';
+const EPILOGUE = `pushctl help COMMAND (or pushctl COMMAND --help) shows a command's options.
+Exit codes: 0 ok, 1 runtime failure (Redis or PostgreSQL unreachable...),
+2 bad input. Settings come from environment variables (README.md).`;
+
+process.exitCode = await runCommandLine(process.argv.slice(2), {
+  commands: COMMANDS, options: OPTIONS, description: DESCRIPTION, epilogue: EPILOGUE, io,
+  version: JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version
+}).catch((error) => {
   io.stderr.write(`pushctl: ${error.message}\n`);
   return exitCodeFor(error);
 });
 
-/** @param {string[]} argv */
-async function main(argv) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new InputError(`${/** @type {Error} */ (error).message}\n${USAGE}`);
-  }
-  const { values, positionals: [command, ...args] } = parsed;
-  if (values.help || !command) {
-    io.stdout.write(USAGE);
-    return command || values.help ? 0 : 2;
-  }
-  const config = loadConfig(process.env);
-  const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!entry) throw new InputError(`unknown command "${command}"\n${USAGE}`);
-  if (entry.needsId && !args[0]) throw new InputError(`${command} needs a campaign id\n${USAGE}`);
-  // What pushctl send is given; schedule add stores the same and replays it at each fire.
-  const send = { ...values, dryRun: values['dry-run'], localTime: values['local-time'], defaultTimezone: values['default-timezone'] };
-  const call = { values, send, args, io };
-  if (entry.runWithoutContext) return entry.runWithoutContext(config, call);
-  const ctx = await openContext(config);
-  try {
-    return await /** @type {NonNullable<Command['run']>} */ (entry.run)(ctx, call);
-  } finally {
-    await ctx.close();
-  }
+/**
+ * A command's run with the config read and Redis, the campaign store and the bucket open,
+ * closed however it ends.
+ * @param {(ctx: Context, parsed: Parsed) => Promise<number>} run
+ * @returns {(parsed: Parsed) => Promise<number>}
+ */
+function withContext(run) {
+  return async (parsed) => {
+    const ctx = await openContext(loadConfig(process.env));
+    try {
+      return await run(ctx, parsed);
+    } finally {
+      await ctx.close();
+    }
+  };
 }
 
 /**
- * pause, resume or cancel a campaign.
- * @param {Context} ctx @param {'pause' | 'resume' | 'cancel'} action @param {Call} call
+ * What pushctl send is given, as send and the launch read it and as schedule add stores
+ * it (and the scheduler replays it): flags by their command-line names ('local-time'),
+ * with the camelCase names the launch reads beside them.
+ * @param {Record<string, any>} options commander's, by camelCase name
  */
-async function setState(ctx, action, { args, values, io }) {
-  const campaign = await ctx.store[action](args[0]);
-  io.stdout.write(values.json ? JSON.stringify({ id: campaign.id, state: campaign.state }) + '\n' : `${campaign.id} ${campaign.state}\n`);
+function launchOptions(options) {
+  /** @type {Record<string, any>} */
+  const flags = {};
+  for (const [key, value] of Object.entries(options)) flags[key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)] = value;
+  return { ...flags, dryRun: options.dryRun, localTime: options.localTime, defaultTimezone: options.defaultTimezone };
+}
+
+/** @param {'add' | 'list' | 'show' | 'pause' | 'resume' | 'remove'} subcommand */
+function scheduleCommand(subcommand) {
+  return withContext(async (ctx, { args, options }) =>
+    (await import('./cli/schedule.js')).schedule(ctx, [subcommand, ...args.filter((arg) => arg !== undefined)], launchOptions(options), io));
+}
+
+/**
+ * pause, resume or cancel a campaign. A cancel of a campaign already cancelled succeeds,
+ * saying so: a script that cancels twice (a retry, two operators) has what it asked for.
+ * @param {Context} ctx @param {'pause' | 'resume' | 'cancel'} action @param {Parsed} parsed
+ */
+async function setState(ctx, action, { args, options }) {
+  const campaign = await ctx.store[action](String(args[0]));
+  const already = action === 'cancel' && campaign.previousState === 'cancelled';
+  io.stdout.write(options.json
+    ? JSON.stringify({ id: campaign.id, state: campaign.state, ...(action === 'cancel' ? { alreadyCancelled: already } : {}) }) + '\n'
+    : `${campaign.id} ${already ? 'was already cancelled' : campaign.state}\n`);
   return 0;
 }

@@ -20,20 +20,57 @@ export function formatTable(rows) {
   return rows.map((row) => row.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd() + '\n').join('');
 }
 
+// The bar's width: 24 cells where there is room, never under 8 (below that it says
+// nothing the percentage does not).
+const BAR_WIDTH = 24;
+const MIN_BAR_WIDTH = 8;
+
 /**
- * One line: a bar, the counts, the rate and the ETA.
- * @param {CampaignProgress} p
- * @param {number} [width]
+ * A part of the progress line, and how much it is needed when the line must be shortened:
+ * parts of the highest rank go first.
+ * @typedef {{ text: string, rank: number }} LineField
  */
-export function progressLine(p, width = 24) {
-  const filled = Math.round((p.percent / 100) * width);
-  const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
+
+/**
+ * One line: a bar, the counts, the rate and the ETA (or the state), then `extra`. With
+ * `columns`, laid out to fit a terminal that wide (one column is kept free: some
+ * terminals wrap at the last): the bar narrows, then the least needed parts are left
+ * out (disabled, total, waiting, rate, the bar, failed...), and only what still does not
+ * fit is cut.
+ * @param {CampaignProgress} p
+ * @param {{ columns?: number, extra?: LineField[] }} [options]
+ */
+export function progressLine(p, { columns = Infinity, extra = [] } = {}) {
   const total = p.enqueued ? formatCount(p.total) : `${formatCount(p.total)}+`;
   const rate = p.state === 'completed' ? `${formatRate(p.averageRate)} average`
     : p.achievedRate === null ? formatRate(p.rate) : `${formatRate(p.achievedRate)} (limit ${formatRate(p.rate)})`;
   const tail = p.state === 'running' ? `ETA ${formatDuration(p.etaSeconds)}` : p.state;
-  return `${bar} ${p.percent.toFixed(1).padStart(5)}%  sent ${formatCount(p.delivered)}  failed ${formatCount(p.failed)}` +
-    `  disabled ${formatCount(p.disabled)}  total ${total}  rate ${rate}  ${tail}`;
+  const percent = { text: `${p.percent.toFixed(1).padStart(5)}%`, rank: 0 };
+  /** @type {LineField[]} in the order shown, the percentage after the bar */
+  let fields = [
+    { text: `sent ${formatCount(p.delivered)}`, rank: 1 },
+    { text: `failed ${formatCount(p.failed)}`, rank: 2 },
+    { text: `disabled ${formatCount(p.disabled)}`, rank: 7 },
+    { text: `total ${total}`, rank: 6 },
+    { text: `rate ${rate}`, rank: 4 },
+    { text: tail, rank: 1 },
+    ...extra
+  ];
+  let bar = true;
+  const BAR_RANK = 3;
+  const max = columns - 1;
+  // Without the bar: the percentage, then each part after two spaces.
+  const length = () => [percent, ...fields].reduce((sum, f) => sum + f.text.length, 0) + 2 * fields.length;
+  while (length() + (bar ? MIN_BAR_WIDTH + 1 : 0) > max) {
+    const worst = Math.max(...fields.map((f) => f.rank), bar ? BAR_RANK : -1);
+    if (worst <= 1) break;
+    if (bar && worst === BAR_RANK && !fields.some((f) => f.rank > BAR_RANK)) bar = false;
+    else fields = fields.filter((f) => f !== fields.findLast((g) => g.rank === worst));
+  }
+  const width = bar ? Math.min(BAR_WIDTH, max - length() - 1) : 0;
+  const filled = Math.round((p.percent / 100) * width);
+  const line = (bar ? '█'.repeat(filled) + '░'.repeat(width - filled) + ' ' : '') + [percent, ...fields].map((f) => f.text).join('  ');
+  return line.length <= max ? line : line.slice(0, Math.max(0, max - 1)) + '…';
 }
 
 /**

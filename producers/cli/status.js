@@ -1,24 +1,31 @@
-// pushctl status, list and rate: reading campaigns and the bucket.
+// pushctl status and list: reading campaigns.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { campaignProgress, FINISHED_STATES } from '../../shared/campaign/campaign-progress.js';
 import { formatDuration } from '../../shared/campaign/format-duration.js';
-import { formatCount, formatRate, formatTable, progressLine, statusBlock } from './format.js';
+import { InputError } from '../../shared/errors.js';
+import { formatCount, formatTable, progressLine, statusBlock } from './format.js';
 
 /** @typedef {import('./context.js').Context} Context */
 /** @typedef {import('../../shared/campaign/campaign-progress.js').CampaignProgress} CampaignProgress */
-/** @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean }, stderr: NodeJS.WritableStream }} IO */
+/** @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number }, stderr: NodeJS.WritableStream }} IO */
 
 const WATCH_INTERVAL_MS = 1000;
 // The achieved rate is averaged over this many seconds of samples.
 const RATE_WINDOW_S = 5;
+// Where the width of the terminal is unknown (a pipe, a CI log), lines fit the classic 80.
+const DEFAULT_COLUMNS = 80;
+// status --watch --exit-status: the campaign finished without completing.
+const NOT_COMPLETED_EXIT_CODE = 3;
 
 /**
  * @param {Context} ctx
  * @param {string} id
- * @param {{ json?: boolean, watch?: boolean, intervalMs?: number }} options
+ * @param {{ json?: boolean, watch?: boolean, exitStatus?: boolean, intervalMs?: number }} options
  * @param {IO} io
+ * @returns {Promise<number>} the exit code: with --watch --exit-status, 3 unless the campaign completed
  */
 export async function status(ctx, id, options, io) {
+  if (options.exitStatus && !options.watch) throw new InputError('--exit-status needs --watch: it reports how the campaign ended');
   if (!options.watch) {
     const campaign = await ctx.store.require(id);
     const releases = campaign.localTime ? await ctx.store.releases(id) : [];
@@ -43,11 +50,14 @@ export async function status(ctx, id, options, io) {
     const achievedRate = now - first.at >= 900 ? ((processed - first.processed) * 1000) / (now - first.at) : null;
     const progress = campaignProgress(campaign, { rate, now, achievedRate, releases });
     const done = FINISHED_STATES.has(campaign.state);
-    const line = progressLine(progress) + timingSuffix(progress);
+    // Laid out to the width read each time, so a resized terminal is followed: a line
+    // longer than the terminal wraps, and \r then redraws only its last part.
+    const columns = tty ? io.stdout.columns || DEFAULT_COLUMNS : DEFAULT_COLUMNS;
+    const line = progressLine(progress, { columns, extra: timingSuffix(progress) });
     if (options.json) io.stdout.write(JSON.stringify(progress) + '\n');
     else if (tty) io.stdout.write(`\r\x1b[2K${line}${done ? '\n' : ''}`);
     else io.stdout.write(line + '\n');
-    if (done) return 0;
+    if (done) return options.exitStatus && campaign.state !== 'completed' ? NOT_COMPLETED_EXIT_CODE : 0;
     await sleep(options.intervalMs ?? WATCH_INTERVAL_MS);
   }
 }
@@ -78,10 +88,13 @@ function timingLines(p) {
 /**
  * What the one-line progress view adds for deadlines and waiting groups.
  * @param {CampaignProgress} p
+ * @returns {import('./format.js').LineField[]}
  */
 function timingSuffix(p) {
-  return (p.expired > 0 ? `  expired ${formatCount(p.expired)}` : '') +
-    (p.waiting ? `  waiting ${formatCount(p.waiting.devices)} in ${formatCount(p.waiting.zones)} zone(s), next ${p.waiting.nextAt}` : '');
+  return [
+    ...(p.expired > 0 ? [{ text: `expired ${formatCount(p.expired)}`, rank: 2 }] : []),
+    ...(p.waiting ? [{ text: `waiting ${formatCount(p.waiting.devices)} in ${formatCount(p.waiting.zones)} zone(s), next ${p.waiting.nextAt}`, rank: 5 }] : [])
+  ];
 }
 
 /**
@@ -105,23 +118,5 @@ export async function list(ctx, options, io) {
   const table = rows.map((p) => [p.id, p.state, `${p.percent.toFixed(1)}%`, formatCount(p.delivered),
     formatCount(p.failed), formatCount(p.total), p.createdAt.slice(0, 19).replace('T', ' '), p.name]);
   io.stdout.write(formatTable([header, ...table]));
-  return 0;
-}
-
-/**
- * Shows the bucket, or sets its rate (and burst) for every worker at once.
- * @param {Context} ctx
- * @param {string | undefined} newRate
- * @param {{ burst?: string, json?: boolean }} options
- * @param {IO} io
- */
-export async function rate(ctx, newRate, options, io) {
-  if (newRate !== undefined) {
-    await ctx.bucket.set({ rate: Number(newRate), burst: options.burst === undefined ? undefined : Number(options.burst) });
-  }
-  const settings = await ctx.bucket.settings();
-  io.stdout.write(options.json ? JSON.stringify(settings) + '\n'
-    : `rate ${formatRate(settings.rate)}  burst ${settings.burst}  tokens granted so far ${formatCount(settings.granted)}` +
-      `  (${formatDuration(1_000_000 / settings.rate)} per million devices)\n`);
   return 0;
 }

@@ -49,6 +49,16 @@ export function canonicalField(name) {
 // check it against the platform field.
 const ENDPOINT_ARN = /^arn:aws(?:-[a-z]+)*:sns:[a-z]{2}(?:-[a-z]+)+-\d+:\d{12}:endpoint\/([A-Z_]+)\/[^/\s]+\/[^/\s]+$/;
 
+/**
+ * The platform an SNS platform endpoint ARN names (`...:endpoint/GCM/app/id` → 'GCM'), or
+ * null when the text is not such an ARN. Whether pushpace sends to that platform is
+ * parseDeviceFields's to say.
+ * @param {string} arn
+ */
+export function endpointArnPlatform(arn) {
+  return ENDPOINT_ARN.exec(arn)?.[1] ?? null;
+}
+
 const INVALID = Symbol('invalid');
 
 /** @type {Map<string, string | null>} */

@@ -133,17 +133,21 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
   }
 
   /**
+   * Moves a campaign from one of `from` to `to`, in one step; the campaign after it, with
+   * the state it had. With `idempotent`, a campaign already in `to` is left as it is and
+   * returned (a second cancel is a success, not an error).
    * @param {string} id
    * @param {CampaignState} to
    * @param {CampaignState[]} from
+   * @param {{ idempotent?: boolean }} [options]
    */
-  async function transition(id, to, from) {
+  async function transition(id, to, from, { idempotent = false } = {}) {
     const old = await setState(id, to, from);
     if (old === 'missing') throw new NotFoundError(notFoundMessage(id, campaignRetentionDays));
-    if (!from.includes(/** @type {CampaignState} */ (old))) {
+    if (!from.includes(/** @type {CampaignState} */ (old)) && !(idempotent && old === to)) {
       throw new InputError(`campaign ${id} is ${old}; only a campaign that is ${from.join(' or ')} can be made ${to}`);
     }
-    return require(id);
+    return { ...await require(id), previousState: /** @type {CampaignState} */ (old) };
   }
 
   return {
@@ -209,8 +213,8 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
     pause: (id) => transition(id, 'paused', ['running']),
     /** @param {string} id */
     resume: (id) => transition(id, 'running', ['paused']),
-    /** @param {string} id */
-    cancel: (id) => transition(id, 'cancelled', ['running', 'paused']),
+    /** A running or paused campaign; one already cancelled is returned unchanged (previousState 'cancelled'). @param {string} id */
+    cancel: (id) => transition(id, 'cancelled', ['running', 'paused'], { idempotent: true }),
 
     /**
      * Marks a running or paused campaign failed (enqueueing broke off), with the reason, in

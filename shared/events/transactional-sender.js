@@ -57,7 +57,8 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
    * @param {object} job
    * @param {Message} job.message
    * @param {Device[]} job.devices
-   * @param {(device: Device, outcome: EndpointOutcome) => Promise<void>} job.record
+   * @param {(device: Device, outcome: EndpointOutcome, messageId?: string) => Promise<void>} job.record
+   *   messageId: SNS's, for a delivered send
    * @param {AbortSignal} job.signal
    * @param {number} [job.expiresAt] ms since the epoch
    * @returns {Promise<SendReport>}
@@ -77,7 +78,7 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
         const result = await publish(sns, { targetArn: device.endpointArn, message: text, attributes });
         report.lastAnswerAt = now();
         if (result.kind === 'delivered') {
-          await record(device, 'delivered');
+          await record(device, 'delivered', result.messageId);
           report.delivered++;
         } else if (result.kind === 'disabled') {
           // Left out of every later campaign and event, as the campaign workers do.

@@ -69,7 +69,8 @@ test('every bad input: a message naming the field, exit 2, nothing stored', { co
     ['missing-audience', add('missing-audience', withOption('--audience', '/nonexistent/audience.csv')), /\/nonexistent\/audience\.csv/],
     ['missing-message', add('missing-message', withOption('--message', '/nonexistent/message.json')), /--message \/nonexistent\/message\.json: cannot read the file \(no such file\)/],
     ['bad-rate', add('bad-rate', [...valid(), '--rate', 'fast']), /--rate must be a positive number/],
-    ['', ['schedule', 'add', ...valid()], /schedule add needs a schedule id/],
+    // The id is a required argument of schedule add (its usage says <schedule-id>), refused as commander refuses one missing.
+    ['', ['schedule', 'add', ...valid()], /^pushctl: missing required argument 'schedule-id'/],
     ['nope', ['schedule', 'show', 'nope'], /no schedule with id "nope"/],
   ];
   await Promise.all(cases.map(([id, args, expected]) => t.test(`${id || '(no id)'}: ${args.slice(1).join(' ')}`, () => rejects(id, args, expected))));
