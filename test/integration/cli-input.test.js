@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { uniquePrefix, dropPrefix, testEnv, pushctl, makeAudience, makeMessage, REDIS_URL } from '../support/harness.js';
+import { uniquePrefix, dropPrefix, testEnv, pushctl, makeAudience, makeMessage, deviceArn, REDIS_URL } from '../support/harness.js';
 
 const prefix = uniquePrefix();
 /** @type {Awaited<ReturnType<typeof makeAudience>>} */
@@ -106,4 +106,37 @@ test('unreachable Redis: exit 1 naming the URL', async () => {
   const result = await pushctl(['send', '--audience', audience.path, '--message', message, '--yes'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
   assert.equal(result.code, 1);
   assert.match(result.stderr, /Redis is not reachable at redis:\/\/127\.0\.0\.1:1/);
+});
+
+// Audience CSV as users' tools write it (RFC 4180): quoted line breaks, Excel's ";",
+// and a quote that is never closed.
+test('an unclosed quote in a large file: exit 2 naming the line it opened on, nothing enqueued', async () => {
+  const rows = ['endpointArn,platform,userId'];
+  for (let i = 0; i < 30_000; i++) rows.push(`${deviceArn(i)},${i % 3 === 0 ? 'APNS' : 'GCM'},${i === 6 ? '"user-6' : `user-${i}`}`);
+  const path = join(audience.dir, 'runaway.csv');
+  await writeFile(path, `${rows.join('\n')}\n`);
+  const result = await pushctl(['send', '--audience', path, '--message', message, '--yes'], env);
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /runaway\.csv line 8: a quoted field opens here and is not closed within 1048576 characters/);
+  assert.equal(result.stdout, '');
+  await assertNothingStored();
+});
+
+test('an Excel file (";", BOM, CRLF, a quoted line break) is read in full with the right line numbers', async () => {
+  const rows = ['\uFEFFendpointArn;platform;userId;locale'];
+  rows.push(`${deviceArn(1)};GCM;"first line\r\nsecond line";fi`);
+  for (let i = 2; i <= 10; i++) rows.push(`${deviceArn(i)};${i % 3 === 0 ? 'APNS' : 'GCM'};user-${i};en`);
+  rows.push(`${deviceArn(11)};WNS;user-11;en`);
+  const path = join(audience.dir, 'excel.csv');
+  await writeFile(path, `${rows.join('\r\n')}\r\n`);
+  const result = await pushctl(['send', '--audience', path, '--message', message, '--dry-run', '--json'], env);
+  assert.equal(result.code, 0, result.stderr);
+  const plan = JSON.parse(result.stdout);
+  assert.equal(plan.devices, 10);
+  assert.equal(plan.skipped, 1);
+  // Header line 1, the two-line record 2-3, then user-2..user-10 on lines 4-12: WNS is line 13.
+  const strict = await pushctl(['send', '--audience', path, '--message', message, '--strict', '--yes'], env);
+  assert.equal(strict.code, 2, strict.stderr);
+  assert.match(strict.stderr, /1 invalid line\(s\)[\s\S]*line 13: platform "WNS"/);
+  await assertNothingStored();
 });
