@@ -159,6 +159,7 @@ export function createLearnedMember(o, nominalKernel) {
     },
     estimate,
     bumpBaseline: estimator.bumpBaseline,
+    /** The learned response starts from its own prior shape, whatever gain prior is given. */
     resetGain() {
       estimator.resetGain();
       shape = estimator.shape();

@@ -42,6 +42,18 @@ import { createCapacityEstimator } from './capacity-estimator.js';
 
 /** @typedef {{ rate: number, reason: RateReason }} RateDecision */
 
+/** @typedef {{ requestsPerSend: number, requestsPerSendSd: number }} GainPrior  requests per send a campaign starts from */
+
+/**
+ * @typedef {object} FinishedCampaign  what the controller had learned when sends stopped for idleResetMs
+ * @property {number} endedAt            ms (the controller's clock): the last send
+ * @property {number} sends              sends since the previous reset
+ * @property {number} requestsPerSend
+ * @property {number} requestsPerSendSd
+ * @property {number} medianFactor       the likeliest open-delay median, as a factor of the configured one
+ * @property {number} sigmaFactor
+ */
+
 /**
  * The controller with the public contract `{ update(observation) }`.
  * @param {Partial<ControllerOptions>} [options]
@@ -94,6 +106,12 @@ export function createInspectableController(options) {
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
   let lastLoad = null;
+  /** The gain prior the next campaign starts from (wake-up-memory.js); null: the configured one. @type {GainPrior | null} */
+  let gainPrior = null;
+  /** Sends since the last reset: the campaign(s) the current estimate was learned from. */
+  let sendsSinceReset = 0;
+  /** What the last campaign taught, once it is over, until takeFinished(). @type {FinishedCampaign | null} */
+  let finished = null;
 
   /**
    * @param {Observation} observation
@@ -118,9 +136,16 @@ export function createInspectableController(options) {
     if (sent > 0) {
       lastSendAt = now;
       gainIsPrior = false;
+      sendsSinceReset += sent;
     } else if (!gainIsPrior && (lastSendAt === null || now - lastSendAt >= o.idleResetMs)) {
-      bank.resetGain();
+      const learned = bank.snapshot();
+      finished = {
+        endedAt: lastSendAt ?? now, sends: sendsSinceReset, requestsPerSend: learned.requestsPerSend,
+        requestsPerSendSd: learned.requestsPerSendSd, medianFactor: learned.medianFactor, sigmaFactor: learned.sigmaFactor
+      };
+      bank.resetGain(gainPrior ?? undefined);
       gainIsPrior = true;
+      sendsSinceReset = 0;
     }
 
     // 2. Feedback: the gateway's window, aligned with the load predicted for that window.
@@ -194,6 +219,21 @@ export function createInspectableController(options) {
 
   return {
     update,
+    /**
+     * The gain prior the next campaign starts from (null: the configured one). Applied at
+     * once while no campaign is being learned, else at the next idle reset.
+     * @param {GainPrior | null} prior
+     */
+    setGainPrior(prior) {
+      gainPrior = prior;
+      if (gainIsPrior) bank.resetGain(prior ?? undefined);
+    },
+    /** What the last finished campaign taught (at its idle reset), once; null if none since the last call. */
+    takeFinished() {
+      const taken = finished;
+      finished = null;
+      return taken;
+    },
     /** Internal estimates after the last update. */
     snapshot() {
       return {

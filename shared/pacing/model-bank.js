@@ -149,10 +149,13 @@ export function createModelBank(o) {
     jump.count = 0;
   }
 
-  /** Back to the prior gain and shape: the next sends may belong to another campaign. */
-  function resetGain() {
+  /**
+   * Back to the prior gain and shape: the next sends may belong to another campaign.
+   * @param {{ requestsPerSend: number, requestsPerSendSd: number }} [prior]  the configured one if not given
+   */
+  function resetGain(prior) {
     for (const m of models) {
-      m.member.resetGain();
+      m.member.resetGain(prior);
       m.logLikelihood = 0;
     }
   }

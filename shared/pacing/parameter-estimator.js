@@ -124,11 +124,13 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
 
   /**
    * Forgets what was learned about requests per send (a new campaign may engage users
-   * differently); the baseline stays.
+   * differently); the baseline stays. The next campaign starts from `prior`: the configured
+   * one, or what earlier campaigns taught (wake-up-memory.js).
+   * @param {{ requestsPerSend: number, requestsPerSendSd: number }} [prior]
    */
-  function resetGain() {
-    gain = requestsPerSend;
-    paa = requestsPerSendSd ** 2;
+  function resetGain(prior = { requestsPerSend, requestsPerSendSd }) {
+    gain = Math.min(maxGain, Math.max(minGain, prior.requestsPerSend));
+    paa = prior.requestsPerSendSd ** 2;
     pBa = 0;
   }
 

@@ -3,6 +3,7 @@
 // starts during the warm-up, as the always-running governor would have, so it has seen the
 // baseline before the first send.
 import { createInspectableController } from '../../shared/pacing/controller.js';
+import { CONTROLLER_DEFAULTS } from '../../shared/pacing/controller-options.js';
 import { createPacer } from './pacer.js';
 
 /** @typedef {import('./strategy.js').Strategy} Strategy */
@@ -38,20 +39,27 @@ export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true
   const trace = [];
   let rate = 0;
   let sentSinceUpdate = 0;
+  let lastSendT = -Infinity;
+  const idleResetSeconds = (adaptiveControllerOptions(scenario).idleResetMs ?? CONTROLLER_DEFAULTS.idleResetMs) / 1000;
+  /** What the controller had learned at the campaign's end, before an idle reset forgets it. @type {ReturnType<typeof controller.snapshot> | null} */
+  let learned = null;
   return {
     name: 'adaptive',
     trace,
+    get learned() { return learned; },
     sendsAt({ t, remaining, snsMax, observe }) {
       if (((t % interval) + interval) % interval === 0) {
         const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe(), remaining: tellsRemaining ? remaining : null });
         sentSinceUpdate = 0;
         rate = decision.rate;
         const s = controller.snapshot();
+        if (t - lastSendT < idleResetSeconds - interval) learned = s;
         trace.push({ t, rate, reason: decision.reason, capacity: s.capacity, baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, maxUnitLoad: s.maxUnitLoad, uncertaintyRps: s.uncertaintyRps, models: s.plausibleModels, shape: `${s.medianFactor.toFixed(2)}/${s.sigmaFactor.toFixed(2)}` });
       }
       if (t < 0) return 0;
       const n = pacer.take(rate, Math.min(remaining, snsMax));
       sentSinceUpdate += n;
+      if (n > 0) lastSendT = t;
       return n;
     }
   };

@@ -18,4 +18,6 @@ export interface Strategy {
   sendsAt(context: StrategyContext): number;
   /** Optional per-decision record for charts (the adaptive controller's estimates). */
   trace?: Array<Record<string, number | string | boolean>>;
+  /** The adaptive controller's estimates at the campaign's end, before an idle reset forgets them (wake-up-memory.js). */
+  readonly learned?: { requestsPerSend: number, requestsPerSendSd: number, medianFactor: number, sigmaFactor: number } | null;
 }

@@ -161,6 +161,41 @@ test('after a pause longer than idleResetMs, requests per send goes back to the 
   assert.ok(Math.abs(c.snapshot().requestsPerSend - 1.5) < 1e-9, `after the pause: ${c.snapshot().requestsPerSend}`);
 });
 
+test('a campaign that ends hands over what it learned, once; the next starts from the gain prior it is given', () => {
+  const w = warmed({ idleResetMs: 120_000 });
+  const c = w.controller;
+  let now = w.now;
+  let sent = 0;
+  let total = 0;
+  /** @type {number[]} */
+  const history = [];
+  for (let i = 0; i < 60; i++) {
+    const push = 3 * history.slice(-12).reduce((s, n) => s + n, 0) / 120;
+    c.update({ now: (now += 10_000), sent, gateway: healthy(400 + push) });
+    total += sent;
+    sent = 300 * 10;
+    history.push(sent);
+  }
+  assert.equal(c.takeFinished(), null, 'still sending: nothing finished');
+  const learned = c.snapshot().requestsPerSend;
+  // Memory says the next campaign engages like this one: it should start there, not at 1.5.
+  c.setGainPrior({ requestsPerSend: 2.8, requestsPerSendSd: 0.3 });
+  assert.ok(Math.abs(c.snapshot().requestsPerSend - learned) < 1e-9, 'a prior set mid-campaign waits for the campaign to end');
+  c.update({ now: (now += 10_000), sent, gateway: healthy(400) });
+  total += sent;
+  for (let i = 0; i < 14; i++) c.update({ now: (now += 10_000), sent: 0, gateway: null });
+  const finished = c.takeFinished();
+  assert.ok(finished, 'the idle reset hands the campaign over');
+  assert.equal(finished.sends, total);
+  assert.ok(Math.abs(finished.requestsPerSend - learned) < 0.5, `${finished.requestsPerSend} against ${learned}`);
+  assert.ok(finished.requestsPerSendSd > 0 && finished.medianFactor > 0 && finished.sigmaFactor > 0);
+  assert.equal(c.takeFinished(), null, 'once');
+  assert.ok(Math.abs(c.snapshot().requestsPerSend - 2.8) < 1e-9, `the next campaign's prior: ${c.snapshot().requestsPerSend}`);
+  // While idle a new prior applies at once; null is the configured one again.
+  c.setGainPrior(null);
+  assert.ok(Math.abs(c.snapshot().requestsPerSend - 1.5) < 1e-9);
+});
+
 /**
  * The closed loop against a plant with the controller's own wake-up model (a = 0.1 × 15 =
  * 1.5 requests per send, log-normal open delay with median 90 s and σ 1, 60-s sessions), a

@@ -1,0 +1,48 @@
+// Memory in the simulator: the same world sends two campaigns, one after the other. The
+// first starts from the configured prior; what its controller learned becomes a memory
+// entry (shared/pacing/wake-up-memory.js), and the second starts from the prior the memory
+// gives. Each campaign is one simulate() run in the same world (same scenario, same seed).
+import { simulate } from './simulate.js';
+import { createAdaptiveStrategy, adaptiveControllerOptions } from './strategies/adaptive.js';
+import { createWorld } from './world.js';
+import { memoryEntryOf, priorFromMemory } from '../shared/pacing/wake-up-memory.js';
+import { resolveControllerOptions } from '../shared/pacing/controller-options.js';
+
+/**
+ * @param {import('./scenario.js').Scenario} scenario
+ * @param {{ gapMs?: number }} [options]  how long after the first campaign the second starts
+ */
+export function secondCampaign(scenario, { gapMs = 3_600_000 } = {}) {
+  /** @type {Array<import('./strategies/strategy.js').Strategy>} */
+  const strategies = [];
+  const first = simulate(scenario, (s, w) => {
+    const strategy = createAdaptiveStrategy(s, w);
+    strategies.push(strategy);
+    return strategy;
+  });
+  const learned = strategies[0].learned;
+  if (!learned) throw new Error(`${scenario.name}: the first campaign's controller learned nothing`);
+  const entry = memoryEntryOf(learned, { at: 0, sends: first.sent });
+  const configured = resolveControllerOptions(adaptiveControllerOptions(scenario));
+  const prior = priorFromMemory(entry ? [entry] : [], { now: gapMs }, configured);
+  const informed = {
+    ...scenario,
+    strategies: { ...scenario.strategies, adaptive: { ...scenario.strategies.adaptive, controller: { ...scenario.strategies.adaptive.controller, ...prior.options } } }
+  };
+  const second = simulate(informed, 'adaptive');
+  const truth = createWorld(scenario).requestsPerSend;
+  const configuredGain = configured.openProbability * configured.requestsPerOpen;
+  return {
+    scenario: scenario.name,
+    truth,
+    priorError: { first: configuredGain / truth, second: prior.gainPrior.requestsPerSend / truth },
+    first: summary(first),
+    second: summary(second),
+    prior
+  };
+}
+
+/** @param {import('./simulate.js').SimulationResult} r */
+function summary(r) {
+  return { completed: r.completed, completionSeconds: r.completionSeconds, violatedWindows: r.violatedWindows, evaluatedWindows: r.evaluatedWindows, gatewayErrors: r.gatewayErrors };
+}

@@ -1,0 +1,55 @@
+// Memory across campaigns (shared/pacing/wake-up-memory.js): the next campaign's prior from
+// what earlier ones learned, decayed with age, per message kind, the configured prior last.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { memoryEntryOf, priorFromMemory } from '../../shared/pacing/wake-up-memory.js';
+import { secondCampaign } from '../../sim/second-campaign.js';
+import { loadScenario } from '../../sim/scenario.js';
+
+const CONFIGURED = { openProbability: 0.1, requestsPerOpen: 15, priorUncertainty: 3, confidence: 2, openDelayMedianMs: 90_000, openDelaySigma: 1 };
+const DAY = 86_400_000;
+const entry = (/** @type {Partial<import('../../shared/pacing/wake-up-memory.js').MemoryEntry>} */ e) =>
+  ({ at: 0, kind: null, sends: 100_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 1, ...e });
+
+test('no memory: the configured prior, unchanged', () => {
+  const prior = priorFromMemory([], { now: 0 }, CONFIGURED);
+  assert.equal(prior.fromMemory, 0);
+  assert.ok(Math.abs(prior.options.openProbability - 0.1) < 1e-12);
+  assert.ok(Math.abs(prior.options.priorUncertainty - 3) < 1e-9);
+  assert.deepEqual(prior.shape, { medianFactor: 1, sigmaFactor: 1 });
+});
+
+test('a fresh, sharp estimate moves the prior most of the way, and narrows it', () => {
+  const prior = priorFromMemory([entry({})], { now: DAY }, CONFIGURED);
+  assert.ok(prior.gainPrior.requestsPerSend > 4 && prior.gainPrior.requestsPerSend < 4.5, `${prior.gainPrior.requestsPerSend}`);
+  assert.ok(prior.options.priorUncertainty < 3, 'narrower than the configured prior');
+  assert.ok(Math.abs(prior.options.openProbability * 15 - prior.gainPrior.requestsPerSend) < 1e-9, 'the two forms agree');
+  assert.ok(Math.abs(prior.shape.medianFactor - 1.2) < 1e-9, 'the remembered shape');
+});
+
+test('old memory fades back to the configured prior; another kind counts less', () => {
+  const fresh = priorFromMemory([entry({})], { now: DAY }, CONFIGURED).gainPrior.requestsPerSend;
+  const old = priorFromMemory([entry({})], { now: 90 * DAY }, CONFIGURED).gainPrior.requestsPerSend;
+  assert.ok(Math.abs(old - 1.5) < 0.1, `after 90 days: ${old}`);
+  const otherKind = priorFromMemory([entry({ kind: 'digest' })], { now: DAY, kind: 'sale' }, CONFIGURED).gainPrior.requestsPerSend;
+  assert.ok(otherKind < fresh && otherKind > 1.5, `${otherKind}`);
+  // Two campaigns that disagree: the prior lies between them and is wider than either.
+  const split = priorFromMemory([entry({ requestsPerSend: 2 }), entry({ requestsPerSend: 6 })], { now: DAY }, CONFIGURED);
+  assert.ok(split.gainPrior.requestsPerSend > 2 && split.gainPrior.requestsPerSend < 6);
+  assert.ok(split.gainPrior.requestsPerSendSd > 1, `${split.gainPrior.requestsPerSendSd}`);
+});
+
+test('a campaign that learned nothing leaves no entry', () => {
+  const snapshot = { requestsPerSend: 1.4, requestsPerSendSd: 0.1, medianFactor: 1, sigmaFactor: 1 };
+  assert.equal(memoryEntryOf(snapshot, { at: 0, sends: 10 }), null, 'too few sends');
+  assert.equal(memoryEntryOf({ ...snapshot, requestsPerSend: NaN }, { at: 0, sends: 10_000 }), null);
+  assert.deepEqual(memoryEntryOf(snapshot, { at: 5, kind: 'sale', sends: 10_000 }), { at: 5, kind: 'sale', sends: 10_000, ...snapshot });
+});
+
+test('simulator, wrong prior (3x more opens than configured): the second campaign starts near the truth, with no more windows over the SLO', () => {
+  const r = secondCampaign(loadScenario(new URL('../../sim/scenarios/wrong-prior.json', import.meta.url).pathname));
+  assert.ok(Math.abs(r.priorError.second - 1) < 0.15, `second prior / truth = ${r.priorError.second}`);
+  assert.ok(Math.abs(r.priorError.first - 1) > 0.5);
+  assert.ok(r.first.completed && r.second.completed);
+  assert.ok(r.second.violatedWindows <= r.first.violatedWindows, `${r.second.violatedWindows} windows over against ${r.first.violatedWindows}`);
+});
