@@ -18,6 +18,8 @@ import { runCommandLine } from './cli/program.js';
  */
 
 const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+// `pushctl list | head`: a reader that stops early closes the pipe; that is the end of the output, not an error.
+process.stdout.on('error', (error) => { if (/** @type {NodeJS.ErrnoException} */ (error).code === 'EPIPE') process.exit(process.exitCode ?? 0); else throw error; });
 
 /**
  * Every option, once; each command below names the ones it takes, and nothing else is
@@ -128,6 +130,19 @@ the governor).
   pushctl rate 0 --yes    stop all sending: every campaign and transactional
                           send waits until pushctl rate N`,
     run: withContext(async (ctx, { args, options }) => (await import('./cli/rate.js')).rate(ctx, args[0], options, io))
+  },
+  {
+    name: 'model',
+    summary: 'what the governor learned of past campaigns\' wake-up traffic, and the prior of the next',
+    details: 'When a campaign ends, the governor keeps its requests per send and open-delay shape;\nthe next campaign starts from their age-weighted average (docs/pacing.md, "Memory").'
+  },
+  {
+    name: 'model show', summary: 'the remembered campaigns and the prior the next one starts from', options: ['json'],
+    run: withContext(async (ctx, { options }) => (await import('./cli/model.js')).show(ctx, options, io))
+  },
+  {
+    name: 'model reset', summary: 'forget them: the next campaign starts from PACING_* again', options: ['json'],
+    run: withContext(async (ctx, { options }) => (await import('./cli/model.js')).reset(ctx, options, io))
   },
   { name: 'db', summary: 'the devices table of --query audiences' },
   {

@@ -174,6 +174,8 @@ export function redisKeys(prefix) {
     governorLease: `${tag}:governor:lease`,
     /** The governor's last observations (JSON list, newest last): a new lease holder replays them (shared/governor/governor.js). */
     governorJournal: `${tag}:governor:journal`,
+    /** What finished campaigns taught the governor (governor/model-memory.js), newest first. */
+    modelMemory: `${tag}:model:memory`,
     /** An event's idempotency record. @param {string} idempotencyKey */
     event: (idempotencyKey) => `${tag}:event:${idempotencyKey}`,
     /** Schedule ids, scored by when each was added (shared/scheduler/schedule-store.js). */

@@ -22,9 +22,12 @@ import { redisKeys } from '../redis.js';
 /** @typedef {import('../pacing/controller.js').RateDecision} RateDecision */
 /**
  * @typedef {{ update(observation: Observation): RateDecision, snapshot?(): unknown,
- *   replay?(observation: Observation): void }} Controller
+ *   replay?(observation: Observation): void,
+ *   setGainPrior?(prior: import('../pacing/controller.js').GainPrior | null): void,
+ *   takeFinished?(): import('../pacing/controller.js').FinishedCampaign | null }} Controller
  *   replay: feeds a past observation in, as update does, without acting on (or reporting) a
- *   decision; update is used when a controller has none.
+ *   decision; update is used when a controller has none. setGainPrior/takeFinished: the
+ *   memory across campaigns (model-memory.js), when the controller has it.
  */
 
 /** @typedef {Observation & { granted: number }} JournalEntry  an observation and the grant counter it was counted up to */
@@ -52,11 +55,13 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  * @param {number} [options.leaseTtlMs]
  * @param {string} [options.holderId]      unique per process; host, pid and a random part by default
  * @param {number} [options.journalMs]     how much history a new holder replays
+ * @param {import('./model-memory.js').ModelMemory} [options.memory]  what finished campaigns taught: each
+ *   campaign's prior comes from it, and each finished campaign is kept in it
  */
 export function createGovernor({
   redis, keyPrefix, bucket, controller, readGateway, readRemaining = async () => null, logger, tickMs,
   now = Date.now, maxRate, leaseTtlMs = DEFAULT_LEASE_TTL_MS,
-  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS
+  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS, memory
 }) {
   if (!(tickMs > 0)) throw new RangeError(`tickMs must be > 0, got ${tickMs}`);
   if (maxRate !== undefined && !(maxRate >= 0)) throw new RangeError(`maxRate must be ≥ 0, got ${maxRate}`);
@@ -100,6 +105,9 @@ export function createGovernor({
           logger.info({ holderId, leaseTtlMs }, 'governor lease acquired: steering the rate');
           lastGranted = null;
           await replayJournal();
+          // A campaign that ended within the replayed turn was kept by the holder of that turn.
+          controller.takeFinished?.();
+          await usePriorFromMemory();
           scheduleTick(0);
         }
       }
@@ -207,6 +215,8 @@ export function createGovernor({
         const entry = { now: at, sent, gateway, remaining, granted };
         await redis.multi().rpush(keys.governorJournal, JSON.stringify(entry)).ltrim(keys.governorJournal, -journalLength, -1).exec();
       }
+      const finished = controller.takeFinished?.();
+      if (finished && written) await rememberCampaign(finished);
       tickCount += 1;
       logger.info({
         tick: tickCount, now: at, sent, gateway, remaining, rate, reason: decision.reason,
@@ -216,6 +226,34 @@ export function createGovernor({
       }, 'governor tick');
     } catch (error) {
       logger.error({ err: error }, 'governor tick failed; the bucket keeps its last rate');
+    }
+  }
+
+  /**
+   * Keeps what a finished campaign taught, then gives the controller the prior for the next.
+   * Memory is a help, not a need: a failure is logged and the controller keeps its prior.
+   * @param {import('../pacing/controller.js').FinishedCampaign} finished
+   */
+  async function rememberCampaign(finished) {
+    if (!memory) return;
+    try {
+      const kept = await memory.remember(finished);
+      logger.info({ holderId, ...finished, kept }, kept ? 'campaign wake-up response remembered' : 'campaign too small to remember');
+    } catch (error) {
+      logger.warn({ err: error }, 'remembering the campaign\'s wake-up response failed');
+    }
+    await usePriorFromMemory();
+  }
+
+  /** Gives the controller the prior the memory makes (the configured one when it is empty). */
+  async function usePriorFromMemory() {
+    if (!memory || !controller.setGainPrior) return;
+    try {
+      const prior = await memory.prior(now());
+      controller.setGainPrior(prior.fromMemory > 0 ? prior.gainPrior : null);
+      if (prior.fromMemory > 0) logger.info({ holderId, ...prior.gainPrior, fromMemory: prior.fromMemory, campaigns: prior.entries }, 'next campaign starts from memory');
+    } catch (error) {
+      logger.warn({ err: error }, 'reading the wake-up memory failed; the next campaign starts from PACING_*');
     }
   }
 

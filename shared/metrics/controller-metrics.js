@@ -68,7 +68,9 @@ export function observeController(controller, { registry, sloMs, series, logger 
       if (controller.replay) controller.replay(observation);
       else controller.update(observation);
     },
-    ...(typeof controller.snapshot === 'function' ? { snapshot: () => /** @type {() => unknown} */ (controller.snapshot)() } : {})
+    ...(typeof controller.snapshot === 'function' ? { snapshot: () => /** @type {() => unknown} */ (controller.snapshot)() } : {}),
+    ...(controller.setGainPrior ? { setGainPrior: controller.setGainPrior } : {}),
+    ...(controller.takeFinished ? { takeFinished: controller.takeFinished } : {})
   };
 }
 

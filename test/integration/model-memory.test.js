@@ -1,0 +1,87 @@
+// Memory across campaigns, on real Redis: the governor keeps what a finished campaign taught
+// its controller and starts the next campaign from it; pushctl model show|reset reads and
+// clears it. (The controller's side and the prior's arithmetic: test/unit/controller.test.js
+// and wake-up-memory.test.js.)
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRedis, redisKeys } from '../../shared/redis.js';
+import { createTokenBucket } from '../../shared/token-bucket.js';
+import { createGovernor } from '../../shared/governor/governor.js';
+import { createModelMemory } from '../../shared/governor/model-memory.js';
+import { resolveControllerOptions } from '../../shared/pacing/controller-options.js';
+import { createLogger } from '../../shared/logger.js';
+import { REDIS_URL, uniquePrefix, dropPrefix, waitFor, testEnv, pushctl } from '../support/harness.js';
+
+const prefix = uniquePrefix();
+const redis = createRedis(REDIS_URL, { name: 'pushpace:memory-test' });
+const configured = resolveControllerOptions({});
+after(async () => {
+  await dropPrefix(prefix);
+  await redis.quit();
+});
+
+test('the governor keeps a finished campaign and gives its controller the prior for the next; model show and reset', async () => {
+  const memory = createModelMemory(redis, prefix, configured);
+  /** @type {Array<import('../../shared/pacing/controller.js').GainPrior | null>} */
+  const priors = [];
+  let ticks = 0;
+  const endedAt = Date.now() - 60_000;
+  const controller = {
+    update: () => ({ rate: 50, reason: /** @type {const} */ ('plan') }),
+    setGainPrior: (/** @type {import('../../shared/pacing/controller.js').GainPrior | null} */ prior) => { priors.push(prior); },
+    // The third tick's update ended a campaign of 200,000 sends that engaged 3x the prior.
+    takeFinished: () => (++ticks === 3
+      ? { endedAt, sends: 200_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9 }
+      : null)
+  };
+  const lines = /** @type {any[]} */ ([]);
+  const governor = createGovernor({
+    redis, keyPrefix: prefix, bucket: createTokenBucket(redis, { keyPrefix: prefix, sendRate: 100, sendBurst: 5 }), controller,
+    readGateway: async () => null, logger: createLogger({ logLevel: 'info' }, {}, { write: (line) => { lines.push(JSON.parse(line)); } }),
+    tickMs: 100, memory
+  });
+  governor.start();
+  try {
+    await waitFor(async () => priors.length >= 2, { timeoutMs: 5000, what: 'a prior after the campaign' });
+  } finally {
+    await governor.stop();
+  }
+  assert.equal(priors[0], null, 'nothing remembered yet: the configured prior');
+  const next = /** @type {import('../../shared/pacing/controller.js').GainPrior} */ (priors[1]);
+  assert.ok(next.requestsPerSend > 4 && next.requestsPerSend < 4.5, `the next campaign starts near what this one taught: ${next.requestsPerSend}`);
+  assert.ok(lines.some((l) => l.msg === 'campaign wake-up response remembered' && l.sends === 200_000));
+
+  const stored = await memory.entries();
+  assert.deepEqual(stored, [{ at: endedAt, kind: null, sends: 200_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9 }]);
+  assert.equal(await redis.llen(redisKeys(prefix).modelMemory), 1);
+
+  const env = testEnv({ prefix, snsUrl: 'http://127.0.0.1:9' });
+  const shown = await pushctl(['model', 'show', '--json'], env);
+  assert.equal(shown.code, 0, shown.stderr);
+  const view = JSON.parse(shown.stdout);
+  assert.equal(view.entries.length, 1);
+  assert.ok(Math.abs(view.next.requestsPerSend - next.requestsPerSend) < 0.05, `${view.next.requestsPerSend} against ${next.requestsPerSend}`);
+  assert.ok(view.next.fromMemory > 0.5);
+  assert.equal(view.configured.requestsPerSend, configured.openProbability * configured.requestsPerOpen);
+  const text = await pushctl(['model', 'show'], env);
+  assert.match(text.stdout, /% from 1 remembered campaign\(s\)/);
+  assert.match(text.stdout, /200,000 sends {2}4\.50 ± 0\.20 requests\/send {2}open delay median ×1\.20 σ ×0\.90/);
+
+  const reset = await pushctl(['model', 'reset', '--json'], env);
+  assert.equal(reset.code, 0, reset.stderr);
+  assert.deepEqual(JSON.parse(reset.stdout), { removed: 1 });
+  const after = JSON.parse((await pushctl(['model', 'show', '--json'], env)).stdout);
+  assert.equal(after.next.fromMemory, 0);
+  assert.deepEqual(after.entries, []);
+});
+
+test('a campaign too small to learn from is not kept, and an unreadable entry does not cost the others', async () => {
+  const memory = createModelMemory(redis, prefix, configured);
+  await memory.reset();
+  assert.equal(await memory.remember({ endedAt: Date.now(), sends: 50, requestsPerSend: 9, requestsPerSendSd: 5, medianFactor: 1, sigmaFactor: 1 }), false);
+  assert.equal(await memory.remember({ endedAt: Date.now(), sends: 50_000, requestsPerSend: 2, requestsPerSendSd: 0.3, medianFactor: 1, sigmaFactor: 1 }), true);
+  await redis.lpush(redisKeys(prefix).modelMemory, '{not json');
+  const entries = await memory.entries();
+  assert.equal(entries.length, 1);
+  assert.equal(entries[0].requestsPerSend, 2);
+});
