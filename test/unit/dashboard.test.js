@@ -42,8 +42,9 @@ function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}) {
     recentCampaign: async () => [{ t: Date.now() - 4000, processed: 20, rateLimit: 10 }, { t: Date.now(), processed: 43, rateLimit: 10 }],
     lastGovernorPoint: async () => null, campaign: async () => [], governor: async () => []
   });
+  const history = /** @type {any} */ ({ read: async () => [] });
   const app = createDashboardServer({
-    store, series, logger: log,
+    store, series, history, logger: log,
     bucket: { settings: async () => ({ rate: 10, burst: 1, granted: 0, grantedTransactional: 0 }) },
     schedules: { available: false, list: async () => [] },
     auth: createDashboardAuth({ token, publicReads }),
