@@ -34,9 +34,12 @@ export async function failures(ctx, id, { format, output }, io) {
   // Owner-only: the file lists people's device endpoints.
   const file = output === undefined ? null : createWriteStream(output, { mode: 0o600 });
   if (file) {
-    await Promise.race([once(file, 'open'), once(file, 'error').then(([error]) => {
-      throw new InputError(`--output ${output}: ${error.code === 'ENOENT' ? 'no such directory' : error.message}`, { cause: error });
-    })]);
+    try {
+      await once(file, 'open');
+    } catch (error) {
+      const e = /** @type {NodeJS.ErrnoException} */ (error);
+      throw new InputError(`--output ${output}: ${e.code === 'ENOENT' ? 'no such directory' : e.message}`, { cause: e });
+    }
   }
   const out = file ?? io.stdout;
   const { rows, notDelivered, source } = await exportFailures({ redis: ctx.redis, store: ctx.store }, id, format, out);

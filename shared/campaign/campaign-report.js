@@ -41,8 +41,12 @@ export async function buildCampaignReport({ store, history }, id, now = Date.now
   const endedAt = campaign.finishedAt ?? (finished ? null : now);
   const durationSeconds = endedAt === null ? null : Math.max(0, (endedAt - campaign.startAt) / 1000);
 
-  // The history's last point may be up to a step before the end: end it where the campaign did.
+  // Nothing was sent before the start, and the history's last point may be up to a step
+  // before the end: the timeline begins and ends where the campaign did.
   const series = [...points];
+  if (series.length > 0 && series[0].t > campaign.startAt) {
+    series.unshift({ t: campaign.startAt, processed: 0, rateLimit: series[0].rateLimit, p95Ms: null, sloMs: null });
+  }
   const last = series.at(-1);
   if (campaign.finishedAt && (!last || last.t < campaign.finishedAt)) {
     series.push({ t: campaign.finishedAt, processed, rateLimit: 0, p95Ms: null, sloMs: null });
