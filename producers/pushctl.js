@@ -51,6 +51,8 @@ const OPTIONS = {
   at: { flags: '--at <time>', description: 'once, at this local time (2027-06-01T12:00)' },
   timezone: { flags: '--timezone <zone>', description: 'the IANA zone --cron and --at are read in (Europe/Helsinki)' },
   missed: { flags: '--missed <policy>', description: 'a fire missed while no scheduler ran: skip, or catch-up (default)' },
+  format: { flags: '--format <format>', description: 'csv (RFC 4180, readable by send --audience) or ndjson (default csv)' },
+  output: { flags: '-o, --output <file>', description: 'write to this file (created owner-only) instead of stdout' },
   grace: { flags: '--grace <duration>', description: 'with --missed catch-up: how late a missed fire may still be sent (default SCHEDULE_GRACE_MINUTES)' }
 };
 
@@ -96,6 +98,38 @@ out to the terminal's width (80 columns when stdout is not a terminal).
 Exit status with --watch --exit-status: 0 completed, 3 cancelled, expired or
 failed (1 and 2 keep their meaning: pushctl itself failed or was misused).`,
     run: withContext(async (ctx, { args, options }) => (await import('./cli/status.js')).status(ctx, String(args[0]), options, io))
+  },
+  {
+    name: 'report',
+    summary: 'how a campaign went: outcomes, duration, rate and gateway p95 over time, forecast',
+    args: '<campaign-id>',
+    options: ['json'],
+    details: `Works while it runs and until the campaign is removed (CAMPAIGN_RETENTION_DAYS).
+The rate and the gateway's p95 against the SLO come from the campaign's history, a
+point every 15 s or more written by the workers and web processes (the p95 only
+while a governor runs). "learned" and "forecast" show what the governor stored
+for the campaign, or "not recorded".`,
+    run: withContext(async (ctx, { args, options }) => (await import('./cli/report.js')).report(ctx, String(args[0]), options, io))
+  },
+  {
+    name: 'failures',
+    summary: 'export a campaign\'s devices not delivered (disabled, failed, expired, cancelled)',
+    args: '<campaign-id>',
+    options: ['format', 'output'],
+    details: `One row per device: endpointArn, platform, userId, outcome, reason. The CSV is
+an audience file: fix it and send it again with pushctl send --audience. The rows
+identify devices: they go to stdout or --output only, never to a log; a count
+goes to stderr.
+
+Examples:
+  pushctl failures c-mwrfi8tu-d82412 --format csv --output retry.csv
+  pushctl failures c-mwrfi8tu-d82412 --format ndjson | jq -r .reason | sort | uniq -c`,
+    run: async (parsed) => {
+      // Checked before Redis is opened: a typo is refused the same way with or without it.
+      const format = (await import('../shared/campaign/failure-export.js')).failureFormat(parsed.options.format);
+      return withContext(async (ctx, { args, options }) =>
+        (await import('./cli/report.js')).failures(ctx, String(args[0]), { format, output: options.output }, io))(parsed);
+    }
   },
   {
     name: 'list',

@@ -8,10 +8,11 @@ import { UnavailableError, ConfigError } from './errors.js';
 
 const SCRIPTS = {
   takeTokens: { file: 'take-tokens.lua', keys: 3 },
-  recordOutcomes: { file: 'record-outcomes.lua', keys: 4 },
+  recordOutcomes: { file: 'record-outcomes.lua', keys: 5 },
   createCampaign: { file: 'create-campaign.lua', keys: 3 },
-  finishSegment: { file: 'finish-segment.lua', keys: 8 },
-  setState: { file: 'set-state.lua', keys: 8 },
+  finishSegment: { file: 'finish-segment.lua', keys: 10 },
+  setState: { file: 'set-state.lua', keys: 10 },
+  appendHistory: { file: 'append-history.lua', keys: 2 },
   setRate: { file: 'set-rate.lua', keys: 1 },
   eventLease: { file: 'event-lease.lua', keys: 1 },
   renewLease: { file: 'renew-lease.lua', keys: 1 },
@@ -30,11 +31,13 @@ const SCRIPTS = {
  *   takeTokens(bucket: string, lane: string, leases: string, want: number, rate: number, burst: number, segment: number | '', pass: string, laneName: 'c' | 't', share: number): Promise<[number, number, string, number]>,
  *   setRate(bucket: string, rate: number, burst: number): Promise<number>,
  *   eventLease(key: string, mode: string, owner: string, leaseMs: number, ttlMs: number, eventId: string): Promise<any>,
- *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, ...args: (string | number)[]): Promise<number>,
+ *   recordOutcomes(campaign: string, outcomes: string, failures: string, disabled: string, undelivered: string, ...args: (string | number)[]): Promise<number>,
  *   createCampaign(campaign: string, campaigns: string, active: string, id: string, createdAt: number, ...fields: (string | number)[]): Promise<number>,
  *   finishSegment(campaign: string, segments: string, active: string, finished: string, outcomes: string, failures: string, releases: string, leases: string,
+ *     undelivered: string, history: string,
  *     mode: 'segment' | 'enqueued', n: number, dropped: number, retentionMs: number): Promise<string>,
  *   setState(campaign: string, active: string, finished: string, outcomes: string, failures: string, releases: string, leases: string, segments: string,
+ *     undelivered: string, history: string,
  *     state: string, error: string, retentionMs: number, ...from: string[]): Promise<string>,
  *   renewLease(lease: string, holder: string, ttlMs: number): Promise<number>,
  *   releaseLease(lease: string, holder: string): Promise<number>,
@@ -42,7 +45,8 @@ const SCRIPTS = {
  *   finishFire(schedule: string, fire: string, lease: string, fires: string, at: number, holder: string, state: string, campaignId: string, reason: string, finishedAt: number, ttlMs: number, keep: number, onlyIfUnclaimed: '0' | '1'): Promise<string>,
  *   advanceSchedule(schedule: string, after: number, rev: string, enabled: '' | '0' | '1'): Promise<number>,
  *   removeSchedule(numberOfKeys: number, ...keysThenArgs: string[]): Promise<string[] | -1>,
- *   forgetCampaigns(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>
+ *   forgetCampaigns(numberOfKeys: number, ...keysThenArgs: string[]): Promise<number>,
+ *   appendHistory(campaign: string, history: string, stepMs: number, cap: number, force: '0' | '1', ...fields: (string | number)[]): Promise<number>
  * }} PushRedis
  */
 
@@ -204,7 +208,11 @@ export function redisKeys(prefix) {
         leases: `${base}:leases`,
         segments: `${base}:segments`,
         /** Local-time delivery: release instant -> { zones, devices } of that group. */
-        releases: `${base}:releases`
+        releases: `${base}:releases`,
+        /** Every device not delivered (disabled, failed, expired, cancelled), for pushctl failures; capped. */
+        undelivered: `${base}:undelivered`,
+        /** The report's compact time series: processed, rate limit, gateway p95 (campaign-history.js). */
+        history: `${base}:history`
       };
     }
   };

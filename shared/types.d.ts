@@ -138,6 +138,9 @@ export interface SendOutcome {
   outcome: Outcome;
   messageId?: string;
   reason?: string;
+  /** Kept with a device that was not delivered, for pushctl failures (an audience to resend to). */
+  platform?: Platform;
+  userId?: string;
 }
 
 /** What a queue handler returns: nothing to ack, or a deferral that puts the item back without counting an attempt. */

@@ -84,7 +84,7 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
   function setState(id, to, from, error = '') {
     const k = keys.campaign(id);
     return redis.setState(k.hash, keys.activeCampaigns, keys.finishedCampaigns, k.outcomes, k.failures, k.releases, k.leases, k.segments,
-      to, error, retentionMs, ...from);
+      k.undelivered, k.history, to, error, retentionMs, ...from);
   }
 
   /**
@@ -97,7 +97,7 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
   function finish(id, mode, n, dropped) {
     const k = keys.campaign(id);
     return redis.finishSegment(k.hash, k.segments, keys.activeCampaigns, keys.finishedCampaigns, k.outcomes, k.failures, k.releases, k.leases,
-      mode, n, dropped, retentionMs);
+      k.undelivered, k.history, mode, n, dropped, retentionMs);
   }
 
   /**
@@ -122,9 +122,13 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
     if (outcomes.length === 0) return 0;
     const k = keys.campaign(id);
     const args = [];
-    // The script reads the ARN only for disabled (the disabled set) and failed (the failures list).
-    for (const o of outcomes) args.push(o.seq, CODES[o.outcome], o.outcome === 'disabled' || o.outcome === 'failed' ? o.endpointArn : '', o.reason ?? '');
-    return redis.recordOutcomes(k.hash, k.outcomes, k.failures, keys.disabledEndpoints, ...args);
+    // The ARN, platform and user id go only to the undelivered list (and the ARN to the disabled
+    // set and failures list): a delivered device's are not kept.
+    for (const o of outcomes) {
+      const kept = o.outcome !== 'delivered';
+      args.push(o.seq, CODES[o.outcome], kept ? o.endpointArn : '', o.reason ?? '', kept ? o.platform ?? '' : '', kept ? o.userId ?? '' : '');
+    }
+    return redis.recordOutcomes(k.hash, k.outcomes, k.failures, keys.disabledEndpoints, k.undelivered, ...args);
   }
 
   /** The campaigns not finished (running, paused, cancelled and still winding down), newest first. */
@@ -326,11 +330,11 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
      * segment, once per segment.
      * @param {Pick<Campaign, 'id' | 'outcomeBits'>} campaign
      * @param {number} index
-     * @param {{ seq: number, endpointArn: string }[]} devices
+     * @param {{ seq: number, endpointArn: string, platform?: import('../types.js').Platform, userId?: string }[]} devices
      */
     async dropSegment(campaign, index, devices) {
       if (campaign.outcomeBits !== 3) return finish(campaign.id, 'segment', index, devices.length);
-      await recordOutcomes(campaign.id, devices.map(({ seq, endpointArn }) => ({ seq, endpointArn, outcome: /** @type {const} */ ('cancelled') })));
+      await recordOutcomes(campaign.id, devices.map((device) => ({ ...device, outcome: /** @type {const} */ ('cancelled') })));
       return finish(campaign.id, 'segment', index, 0);
     },
 
@@ -342,6 +346,18 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
       if (arns.length === 0) return [];
       const flags = /** @type {number[]} */ (await redis.smismember(keys.disabledEndpoints, ...arns));
       return flags.map((f) => f === 1);
+    },
+
+    /**
+     * The report's slots other parts fill in, as stored (JSON text) or null: `learned`
+     * (what the governor's model learned in this campaign) and `forecast` (the launch's
+     * forecast). campaign-report.js reads them.
+     * @param {string} id
+     * @returns {Promise<{ learned: string | null, forecast: string | null }>}
+     */
+    async reportSlots(id) {
+      const [learned, forecast] = await redis.hmget(keys.campaign(id).hash, 'learned', 'forecast');
+      return { learned, forecast };
     },
 
     /**

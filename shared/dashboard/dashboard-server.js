@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import Fastify from 'fastify';
 import { campaignProgress } from '../campaign/campaign-progress.js';
 import { achievedRate, chartSeries, RATE_WINDOW_MS } from './campaign-chart.js';
+import { buildCampaignReport } from '../campaign/campaign-report.js';
 
 /** @typedef {import('./dashboard-auth.js').DashboardAuth} DashboardAuth */
 /** @typedef {import('fastify').FastifyRequest} FastifyRequest */
@@ -18,6 +19,10 @@ const PUBLIC = new URL('./public/', import.meta.url);
 const ASSETS = {
   'dashboard.js': { file: new URL('dashboard.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
   'dashboard.css': { file: new URL('dashboard.css', PUBLIC), type: 'text/css; charset=utf-8' },
+  // The campaign report page's script and style, and the list's links to it.
+  'report.js': { file: new URL('report.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
+  'report.css': { file: new URL('report.css', PUBLIC), type: 'text/css; charset=utf-8' },
+  'report-links.js': { file: new URL('report-links.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
   // pushctl's own duration format, which dashboard.js imports.
   'format-duration.js': { file: new URL('../campaign/format-duration.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   // uPlot straight from node_modules: no front-end build.
@@ -49,17 +54,19 @@ const CONTROL = { config: { access: /** @type {Access} */ ('control') } };
  * @param {import('../campaign/campaign-store.js').CampaignStore} deps.store
  * @param {Pick<import('../token-bucket.js').TokenBucket, 'settings'>} deps.bucket
  * @param {import('../metrics/series-store.js').SeriesStore} deps.series
+ * @param {import('../metrics/campaign-history.js').CampaignHistory} deps.history  the campaigns' report history
  * @param {import('./schedules.js').ScheduleReader} deps.schedules
  * @param {DashboardAuth} deps.auth
  * @param {{ health(): { status: number, body: object }, ready(): Promise<{ status: number, body: object }>, metrics(): Promise<{ contentType: string, text: string }> }} deps.ops
  * @param {import('pino').Logger} deps.logger
  * @param {() => number} [deps.now]
  */
-export function createDashboardServer({ store, bucket, series, schedules, auth, ops, logger, now = Date.now }) {
+export function createDashboardServer({ store, bucket, series, history, schedules, auth, ops, logger, now = Date.now }) {
   // No request log: every viewer polls each second, and Heroku keeps only 1,500 log lines.
   const app = Fastify({ logger: false, bodyLimit: 4096, return503OnClosing: true });
   const assets = Object.fromEntries(Object.entries(ASSETS).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
   const page = readFileSync(new URL('index.html', PUBLIC));
+  const reportPage = readFileSync(new URL('report.html', PUBLIC));
 
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
@@ -103,6 +110,8 @@ export function createDashboardServer({ store, bucket, series, schedules, auth, 
   });
 
   app.get('/', OPEN, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(page));
+  // The report page holds no data (report.js reads it from the API below, with the token).
+  app.get('/report', OPEN, async (_request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(reportPage));
   app.get('/assets/:name', OPEN, async (request, reply) => {
     // Own names only: "constructor", "__proto__" and "toString" are no assets.
     const { name } = /** @type {{ name: string }} */ (request.params);
@@ -160,6 +169,12 @@ export function createDashboardServer({ store, bucket, series, schedules, auth, 
     const decisions = points.length > 0 ? await series.governor(points[0].t - GATEWAY_MAX_AGE_MS, points[points.length - 1].t) : [];
     return { id, rateWindowMs: RATE_WINDOW_MS, gateway: decisions.length > 0 ? 'governor' : 'none', ...chartSeries(points, decisions, { since, maxGatewayAgeMs: GATEWAY_MAX_AGE_MS }) };
   });
+
+  // pushctl report --json's object: outcomes, timeline, gateway, learned, forecast.
+  app.get('/api/campaigns/:id/report', {
+    ...READ,
+    schema: { params: { type: 'object', properties: { id: CAMPAIGN_ID }, required: ['id'] } }
+  }, async (request) => buildCampaignReport({ store, history }, /** @type {{ id: string }} */ (request.params).id, now()));
 
   for (const action of /** @type {const} */ (['pause', 'resume', 'cancel'])) {
     app.post(`/api/campaigns/:id/${action}`, {

@@ -8,6 +8,7 @@ import { createTokenBucket } from '../token-bucket.js';
 import { createSegmentQueue, segmentQueueChecks } from '../queue/create-queue.js';
 import { createSeriesStore } from '../metrics/series-store.js';
 import { createCampaignSampler } from '../metrics/campaign-sampler.js';
+import { createCampaignHistory } from '../metrics/campaign-history.js';
 import { registerClusterState } from '../metrics/cluster-state.js';
 import { redisCheck } from '../metrics/readiness.js';
 import { detachedOps } from '../metrics/ops-server.js';
@@ -30,10 +31,11 @@ export async function startWeb(config, logger, ops = detachedOps('web')) {
   // Only its counts are read, for the queue gauges; nothing is consumed here.
   const queue = createSegmentQueue(config, logger);
   registerClusterState(ops.registry, { bucket, store, queue, logger });
-  const sampler = createCampaignSampler({ redis, store, bucket, series, logger });
+  const history = createCampaignHistory(redis, config);
+  const sampler = createCampaignSampler({ redis, store, bucket, series, history, logger });
   const auth = createDashboardAuth(config.dashboard);
   const app = createDashboardServer({
-    store, bucket, series, auth, logger,
+    store, bucket, series, history, auth, logger,
     schedules: createScheduleReader(redis, config),
     ops
   });

@@ -17,7 +17,8 @@
   KEYS[2] finished-segments bitmap
   KEYS[3] active campaigns       set of ids (create-campaign.lua, set-state.lua)
   KEYS[4] recently finished      sorted set: id -> when it finished (ms), a day's worth
-  KEYS[5..8] the campaign's outcomes bitfield, failures list, releases hash and leases hash
+  KEYS[5..10] the campaign's outcomes bitfield, failures list, releases hash, leases hash,
+             undelivered list and history stream
   ARGV[1] 'segment' or 'enqueued'
   ARGV[2] the segment's index, or the campaign's segment count for 'enqueued'
   ARGV[3] devices of this segment dropped unsent (cancelled), counted once: campaigns with
@@ -69,7 +70,7 @@ end
 local retentionMs = tonumber(ARGV[4]) or 0
 local final = state == 'completed' or state == 'expired' or state == 'failed' or (state == 'cancelled' and (finished or h[7]))
 if retentionMs > 0 and final then
-  for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }) do
+  for _, key in ipairs({ KEYS[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10] }) do
     redis.call('PEXPIRE', key, retentionMs)
   end
 end

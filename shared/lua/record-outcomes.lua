@@ -16,17 +16,24 @@
                                  4 expired, 5 cancelled (4 and 5 only in 3-bit campaigns)
   KEYS[3] failures list          JSON { seq, endpointArn, reason }, newest last, capped
   KEYS[4] disabled endpoints set
-  ARGV    groups of 4: seq, code (1..5), endpointArn ('' unless disabled or failed), reason ('' when none)
+  KEYS[5] undelivered list       JSON { s = seq, o = code, a = endpointArn, p = platform, u = userId,
+                                 r = reason } of every device recorded disabled, failed, expired or
+                                 cancelled, oldest first, for pushctl failures. The first 200,000
+                                 only (~30 MB at most): a campaign cancelled early would otherwise
+                                 store its whole audience again; the counters say what is missing.
+  ARGV    groups of 6: seq, code (1..5), endpointArn ('' for delivered), reason ('' when none),
+          platform, userId ('' when unknown)
 
   Returns the number of devices recorded for the first time.
 ]]
 local counters = { 'delivered', 'disabled', 'failed', 'expired', 'cancelled' }
+local UNDELIVERED_CAP = 200000
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
 local width = 'u' .. (redis.call('HGET', KEYS[1], 'outcomeBits') or '2')
 if width == 'u2' then
-  for i = 2, #ARGV, 4 do
+  for i = 2, #ARGV, 6 do
     if tonumber(ARGV[i]) > 3 then
       return redis.error_reply('outcome code ' .. ARGV[i] .. ' does not fit the 2-bit outcome field of an older campaign')
     end
@@ -34,7 +41,8 @@ if width == 'u2' then
 end
 local fresh = 0
 local failuresAdded = false
-for i = 1, #ARGV, 4 do
+local undelivered = redis.call('LLEN', KEYS[5])
+for i = 1, #ARGV, 6 do
   local offset = '#' .. ARGV[i]
   local code = tonumber(ARGV[i + 1])
   local old = redis.call('BITFIELD', KEYS[2], 'SET', width, offset, code)[1]
@@ -46,6 +54,10 @@ for i = 1, #ARGV, 4 do
     elseif code == 3 then
       redis.call('RPUSH', KEYS[3], cjson.encode({ seq = tonumber(ARGV[i]), endpointArn = ARGV[i + 2], reason = ARGV[i + 3] }))
       failuresAdded = true
+    end
+    if code > 1 and ARGV[i + 2] ~= '' and undelivered < UNDELIVERED_CAP then
+      redis.call('RPUSH', KEYS[5], cjson.encode({ s = tonumber(ARGV[i]), o = code, a = ARGV[i + 2], p = ARGV[i + 4], u = ARGV[i + 5], r = ARGV[i + 3] }))
+      undelivered = undelivered + 1
     end
   elseif old ~= code then
     redis.call('BITFIELD', KEYS[2], 'SET', width, offset, old)

@@ -10,8 +10,8 @@
   KEYS[2] active campaigns           set: campaigns not finished (running, paused, or
                                      cancelled and still dropping its queued segments)
   KEYS[3] recently finished campaigns sorted set: id -> when it finished (ms), a day's worth
-  KEYS[4..8] the campaign's outcomes bitfield, failures list, releases hash, leases hash and
-           finished-segments bitmap
+  KEYS[4..10] the campaign's outcomes bitfield, failures list, releases hash, leases hash,
+           finished-segments bitmap, undelivered list and history stream
   ARGV[1] the new state
   ARGV[2] an error to store with the change ('' for none)
   ARGV[3] retention after a final state, ms ('0': keep forever)
@@ -39,7 +39,7 @@ for i = 4, #ARGV do
       redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 86400000)
       local retentionMs = tonumber(ARGV[3]) or 0
       if retentionMs > 0 then
-        for _, key in ipairs({ KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8] }) do
+        for _, key in ipairs({ KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10] }) do
           redis.call('PEXPIRE', key, retentionMs)
         end
       end

@@ -11,6 +11,8 @@ import { campaignProgress, FINISHED_STATES } from '../campaign/campaign-progress
 export const SAMPLE_INTERVAL_MS = 1000;
 // A finished campaign gets its final point within this long of finishing.
 const FINAL_POINT_WINDOW_MS = 60_000;
+// A governor decision older than this no longer describes the gateway (3 of its default windows).
+const GATEWAY_MAX_AGE_MS = 30_000;
 
 /**
  * @param {object} deps
@@ -18,10 +20,11 @@ const FINAL_POINT_WINDOW_MS = 60_000;
  * @param {import('../campaign/campaign-store.js').CampaignStore} deps.store
  * @param {Pick<import('../token-bucket.js').TokenBucket, 'settings'>} deps.bucket
  * @param {import('./series-store.js').SeriesStore} deps.series
+ * @param {import('./campaign-history.js').CampaignHistory} [deps.history]  also writes each campaign's report history when given
  * @param {import('pino').Logger} deps.logger
  * @param {number} [deps.intervalMs]
  */
-export function createCampaignSampler({ redis, store, bucket, series, logger, intervalMs = SAMPLE_INTERVAL_MS }) {
+export function createCampaignSampler({ redis, store, bucket, series, history, logger, intervalMs = SAMPLE_INTERVAL_MS }) {
   const holder = randomUUID();
   /** @type {NodeJS.Timeout | undefined} */
   let timer;
@@ -37,6 +40,8 @@ export function createCampaignSampler({ redis, store, bucket, series, logger, in
     // Every campaign not finished, however old (the store's index), and those just finished, for their final point.
     const [campaigns, { rate }] = await Promise.all([store.current({ finishedWithinMs: FINAL_POINT_WINDOW_MS, now }), bucket.settings()]);
     const samples = [];
+    /** @type {Parameters<import('./campaign-history.js').CampaignHistory['append']>[0]} */
+    const historySamples = [];
     for (const campaign of campaigns) {
       const finished = FINISHED_STATES.has(campaign.state);
       if (finished && !(campaign.finishedAt && now - campaign.finishedAt < FINAL_POINT_WINDOW_MS)) continue;
@@ -46,9 +51,17 @@ export function createCampaignSampler({ redis, store, bucket, series, logger, in
         const last = await series.lastCampaignPoint(campaign.id);
         if (last && last.processed === p.processed) continue;
       }
-      samples.push({ id: campaign.id, processed: p.processed, rateLimit: finished ? 0 : (campaign.state === 'running' ? p.rate : 0) });
+      const rateLimit = finished ? 0 : (campaign.state === 'running' ? p.rate : 0);
+      samples.push({ id: campaign.id, processed: p.processed, rateLimit });
+      historySamples.push({ id: campaign.id, startAt: campaign.startAt, processed: p.processed, rateLimit, p95Ms: null, sloMs: null, final: finished });
     }
     await series.appendCampaigns(samples);
+    if (history && historySamples.length > 0) {
+      // The gateway as the governor last saw it, if it still describes it.
+      const governor = await series.lastGovernorPoint();
+      const gateway = governor && now - governor.t <= GATEWAY_MAX_AGE_MS ? governor : null;
+      await history.append(historySamples.map((h) => ({ ...h, p95Ms: gateway?.p95Ms ?? null, sloMs: gateway?.sloMs ?? null })), now);
+    }
     return true;
   }
 

@@ -2,6 +2,7 @@
 // wiring file (worker-process.js, ingest-process.js, governor-process.js), so those files only
 // gain a line or two and the senders, the governor and the controller none.
 import { createCampaignSampler } from './campaign-sampler.js';
+import { createCampaignHistory } from './campaign-history.js';
 import { registerClusterState } from './cluster-state.js';
 import { exportLeadership, observeController } from './controller-metrics.js';
 import { postgresCheck, redisCheck, snsCheck } from './readiness.js';
@@ -31,7 +32,7 @@ import { rabbitmqCheck } from '../queue/rabbitmq-connection.js';
 export function observeWorker({ ops, redis, store, bucket, queue, sns, config, logger }) {
   const publishes = instrumentSnsClient(sns, { kind: 'campaign', registry: ops.registry });
   registerClusterState(ops.registry, { bucket, store, queue, logger });
-  const sampler = createCampaignSampler({ redis, store, bucket, series: createSeriesStore(redis, config), logger });
+  const sampler = createCampaignSampler({ redis, store, bucket, series: createSeriesStore(redis, config), history: createCampaignHistory(redis, config), logger });
   return {
     readiness: [
       redisCheck(redis),

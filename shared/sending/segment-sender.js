@@ -99,7 +99,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     const pastDeadline = () => deadlineAt !== null && Date.now() + DEADLINE_MARGIN_MS >= deadlineAt;
     /** @param {number} i */
     const expire = (i) => {
-      outcomes.add({ seq: firstSeq + i, endpointArn: devices[i].endpointArn, outcome: 'expired' });
+      outcomes.add({ seq: firstSeq + i, ...kept(devices[i]), outcome: 'expired' });
       counts.expired++;
     };
 
@@ -117,7 +117,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
         const result = await publish(sns, { targetArn: device.endpointArn, message: rendered.message, attributes });
         if (result.kind === 'delivered' || result.kind === 'disabled' || result.kind === 'permanent') {
           const outcome = result.kind === 'permanent' ? 'failed' : result.kind;
-          outcomes.add({ seq: firstSeq + i, endpointArn: device.endpointArn, outcome, messageId: result.messageId, reason: result.reason });
+          outcomes.add({ seq: firstSeq + i, ...kept(device), outcome, messageId: result.messageId, reason: result.reason });
           counts[outcome]++;
           if (result.kind === 'delivered') throttle.succeeded();
           return;
@@ -188,7 +188,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
       case 'failed': {
         // Only the pass that owns the segment gets here (the take checks the lease before the
         // state), and each device is counted cancelled once, whichever pass drops it.
-        const dropped = [...pending, ...exhausted].map((i) => ({ seq: firstSeq + i, endpointArn: devices[i].endpointArn }));
+        const dropped = [...pending, ...exhausted].map((i) => ({ seq: firstSeq + i, ...kept(devices[i]) }));
         await store.dropSegment(campaign, index, dropped);
         log.info({ dropped: dropped.length, sent }, `segment dropped: campaign ${halt}`);
         return;
@@ -285,4 +285,13 @@ function createThrottle() {
       if (factor < 1) factor = Math.min(1, factor + 0.0025);
     }
   };
+}
+
+/**
+ * What an outcome keeps of its device: the ARN, and for pushctl failures' export the
+ * platform and user id (an audience line to resend to). The store drops them for delivered.
+ * @param {import('../types.js').Device} device
+ */
+export function kept({ endpointArn, platform, userId }) {
+  return { endpointArn, platform, ...(userId ? { userId } : {}) };
 }

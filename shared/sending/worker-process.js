@@ -4,7 +4,7 @@ import { createRedis, assertRedisReachable, warnIfNotPersistent } from '../redis
 import { createCampaignStore } from '../campaign/campaign-store.js';
 import { createTokenBucket } from '../token-bucket.js';
 import { createSnsClient } from '../sns/sns-client.js';
-import { createSegmentSender } from './segment-sender.js';
+import { createSegmentSender, kept } from './segment-sender.js';
 import { createSegmentQueue } from '../queue/create-queue.js';
 import { observeWorker } from '../metrics/process-observers.js';
 import { detachedOps } from '../metrics/ops-server.js';
@@ -67,7 +67,7 @@ export async function settleDeadLettered(store, segment, error, now = Date.now()
   const campaign = await store.get(segment.campaignId);
   if (!campaign) return;
   const done = await store.doneFlags(segment.campaignId, segment.firstSeq, segment.devices.length, campaign.outcomeBits);
-  const unsent = segment.devices.flatMap((device, i) => done[i] ? [] : [{ seq: segment.firstSeq + i, endpointArn: device.endpointArn }]);
+  const unsent = segment.devices.flatMap((device, i) => done[i] ? [] : [{ seq: segment.firstSeq + i, ...kept(device) }]);
   if (campaign.state === 'cancelled' || campaign.state === 'failed') {
     await store.dropSegment(campaign, segment.index, unsent);
     return;

@@ -36,14 +36,17 @@ function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}) {
   };
   const store = /** @type {any} */ ({
     list: async () => [campaign()], require: async () => campaign(),
+    failures: async () => [{ seq: 3, endpointArn: 'arn:x', reason: 'InvalidParameter: bad token' }],
+    reportSlots: async () => ({ learned: null, forecast: JSON.stringify({ averageRate: 9 }) }),
     pause: change('pause'), resume: change('resume'), cancel: change('cancel')
   });
   const series = /** @type {any} */ ({
     recentCampaign: async () => [{ t: Date.now() - 4000, processed: 20, rateLimit: 10 }, { t: Date.now(), processed: 43, rateLimit: 10 }],
     lastGovernorPoint: async () => null, campaign: async () => [], governor: async () => []
   });
+  const history = /** @type {any} */ ({ read: async () => [{ t: Date.now() - 5000, processed: 10, rateLimit: 10, p95Ms: 300, sloMs: 400 }] });
   const app = createDashboardServer({
-    store, series, logger: log,
+    store, series, history, logger: log,
     bucket: { settings: async () => ({ rate: 10, burst: 1, granted: 0, grantedTransactional: 0 }) },
     schedules: { available: false, list: async () => [] },
     auth: createDashboardAuth({ token, publicReads }),
@@ -111,13 +114,14 @@ test('reads are open by default; DASHBOARD_PUBLIC=false asks for the token for t
 
   const closed = dashboard({ publicReads: false });
   t.after(() => closed.app.close());
-  for (const url of ['/api/overview', '/api/campaigns/c-1/series', '/metrics', '/%61pi/overview', '/%6detrics']) {
+  for (const url of ['/api/overview', '/api/campaigns/c-1/series', '/api/campaigns/c-1/report', '/metrics', '/%61pi/overview', '/%6detrics']) {
     assert.equal((await closed.app.inject({ url })).statusCode, 401, url);
     assert.equal((await closed.app.inject({ method: 'HEAD', url })).statusCode, 401, `HEAD ${url}`);
     assert.equal((await closed.app.inject({ url, headers: bearer() })).statusCode, 200, url);
   }
   // The page, its assets and the probes never need the token: they hold no campaign data.
-  for (const url of ['/', '/assets/dashboard.js', '/assets/uPlot.iife.min.js', '/healthz', '/readyz']) {
+  for (const url of ['/', '/report?id=c-1', '/assets/dashboard.js', '/assets/report.js', '/assets/report-links.js', '/assets/report.css',
+    '/assets/uPlot.iife.min.js', '/healthz', '/readyz']) {
     assert.equal((await closed.app.inject({ url })).statusCode, 200, url);
   }
   assert.equal((await closed.app.inject({ url: '/assets/..%2Fdashboard-server.js' })).statusCode, 404);
@@ -189,4 +193,21 @@ test('dashboard and metrics variables are validated', () => {
   for (const [name, value] of [['PORT', 'web'], ['METRICS_PORT', '70000'], ['DASHBOARD_TOKEN', 'short'], ['DASHBOARD_TOKEN', 'has a space in it, sixteen+'], ['DASHBOARD_PUBLIC', 'yes']]) {
     assert.throws(() => loadConfig({ [name]: value }), (error) => /** @type {any} */ (error).code === 'PUSH_ERR_CONFIG' && /** @type {Error} */ (error).message.startsWith(`${name} `), `${name}=${value}`);
   }
+});
+
+test('the report API answers pushctl report --json\'s object; the page links each campaign to it', async (t) => {
+  const { app } = dashboard();
+  t.after(() => app.close());
+  const answer = await app.inject({ url: '/api/campaigns/c-1/report' });
+  assert.equal(answer.statusCode, 200);
+  const r = answer.json();
+  assert.deepEqual([r.outcomes.delivered, r.outcomes.failed, r.outcomes.pending], [40, 2, 57]);
+  assert.deepEqual(r.failureReasons, [{ reason: 'InvalidParameter: bad token', count: 1 }]);
+  assert.deepEqual([r.gateway.p95MaxMs, r.gateway.sloMs, r.gateway.pointsOverSlo], [300, 400, 0]);
+  assert.equal(r.learned, null);
+  assert.deepEqual(r.forecastComparison.map((/** @type {any} */ c) => c.field), ['averageRate']);
+  assert.equal((await app.inject({ url: '/api/campaigns/bad%20id/report' })).statusCode, 400);
+  const page = await app.inject({ url: '/' });
+  assert.match(page.body, /src="\/assets\/report-links\.js"/);
+  assert.match((await app.inject({ url: '/assets/report-links.js' })).body, /\/report\?id=/);
 });
