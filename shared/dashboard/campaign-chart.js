@@ -41,10 +41,11 @@ export function chartSeries(points, decisions, { since = 0, maxGatewayAgeMs = 30
     while (d + 1 < decisions.length && decisions[d + 1].t <= point.t) d++;
     const decision = d >= 0 && point.t - decisions[d].t <= maxGatewayAgeMs ? decisions[d] : null;
     const rate = previous && seconds > 0 ? round(Math.max(0, point.processed - previous.processed) / seconds) : null;
-    // The window after the first sample, or after one taken while the campaign did not send
-    // (paused), holds the token bucket's burst on top of the limit: it is charted apart, as
-    // a marked point, so a start above the limit does not read as a limiter that fails.
-    const starts = previous !== null && ((i === 1 && since === 0) || (previous.rateLimit === 0 && point.rateLimit > 0));
+    // The window in which sending starts (nothing processed before it) or resumes (the
+    // previous sample was taken while the campaign did not send) holds the token bucket's
+    // burst on top of the limit: it is charted apart, as a marked point, so a start above the
+    // limit does not read as a limiter that fails.
+    const starts = previous !== null && ((previous.processed === 0 && point.processed > 0) || (previous.rateLimit === 0 && point.rateLimit > 0));
     chart.t.push(point.t);
     chart.sendRate.push(starts ? null : rate);
     chart.startRate.push(starts ? rate : null);

@@ -162,6 +162,8 @@ test('a running campaign on the dashboard: chart, progress, refused and accepted
   assert.match(String(await legendValue('rateLimit').textContent()), /^\d+(\.\d)?\/s$/);
   assert.match(String(await legendValue('p95Ms').textContent()), /^\d+ ms$/);
   assert.match(String(await card.locator('.chart-time').textContent()), /\b\d{1,2}:\d{2}:\d{2}\b/);
+  // The start burst, which may sit above the limit, says why in its legend entry's tooltip.
+  assert.match(String(await card.locator('.chart-legend [data-series="startRate"]').getAttribute('title')), /burst.*above the limit/);
   const reason = card.locator('.chart-reason');
   const code = String(await reason.getAttribute('data-reason'));
   assert.ok(Object.hasOwn(RATE_REASON_WORDS, code), `a reason code the controller gives (${code})`);

@@ -164,7 +164,7 @@ test('the chart gives each sample its send rate and the governor decision in for
   ];
   assert.deepEqual(chartSeries(points, decisions), {
     t: [10_000, 12_000, 14_000, 60_000],
-    // The window after the first sample holds the bucket's burst: charted apart, as a start.
+    // The window in which sending starts holds the bucket's burst: charted apart, as a start.
     sendRate: [null, null, 40, 0.43],
     startRate: [null, 50, null, null],
     rateLimit: [50, 50, 40, 40],
@@ -173,10 +173,11 @@ test('the chart gives each sample its send rate and the governor decision in for
     sloMs: [400, 400, 400, null],
     reason: ['plan', 'plan', 'stale', null]
   });
-  // Polling for what is new: the sample at `since` only serves as the predecessor, and the
-  // first new window is no start.
+  // Polling for what is new: the sample at `since` only serves as the predecessor; the start
+  // is found there too (the page's first poll may hold only the first sample).
   const polled = chartSeries(points.slice(1, 3), decisions, { since: 12_000 });
   assert.deepEqual([polled.sendRate, polled.startRate], [[40], [null]]);
+  assert.deepEqual(chartSeries(points.slice(0, 2), decisions, { since: 10_000 }).startRate, [50]);
 });
 
 test('the limit line stops while a campaign does not send, and a resume is charted as a start', () => {

@@ -87,6 +87,8 @@ export function createChartView(container, syncKey) {
     const plot = new uPlot({
       width: width(),
       height: panel.height,
+      // Room on the right for the last time label, which is otherwise cut at the edge.
+      padding: [12, 36, null, null],
       legend: { show: false },
       cursor: { sync: { key: syncKey }, drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (u, min, max) => range(panel.id, u, max) } },
@@ -133,8 +135,8 @@ export function createChartView(container, syncKey) {
     return [0, Math.max(1, top * 1.25)];
   }
 
-  // A label at the left end of each `labelled` line (the SLO), in its colour, so the dashed
-  // line says what it is without the legend.
+  // A label at the right end of each `labelled` line (the SLO), in its colour, so the dashed
+  // line says what it is without the legend (at the left it would meet the axis' top label).
   function labelLines(u, series) {
     series.forEach((s, i) => {
       if (!s.labelled) return;
@@ -147,7 +149,8 @@ export function createChartView(container, syncKey) {
       ctx.fillStyle = s.color;
       ctx.font = `${11 * dpr}px system-ui, sans-serif`;
       ctx.textBaseline = 'bottom';
-      ctx.fillText(`${s.label} ${s.format(last)}`, u.bbox.left + 4 * dpr, u.valToPos(last, 'y', true) - 3 * dpr);
+      ctx.textAlign = 'right';
+      ctx.fillText(`${s.label} ${s.format(last)}`, u.bbox.left + u.bbox.width - 4 * dpr, u.valToPos(last, 'y', true) - 3 * dpr);
       ctx.restore();
     });
   }
