@@ -23,8 +23,11 @@ const ASSETS = {
   'report.js': { file: new URL('report.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
   'report.css': { file: new URL('report.css', PUBLIC), type: 'text/css; charset=utf-8' },
   'report-links.js': { file: new URL('report-links.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
+  'chart-view.js': { file: new URL('chart-view.js', PUBLIC), type: 'text/javascript; charset=utf-8' },
   // pushctl's own duration format, which dashboard.js imports.
   'format-duration.js': { file: new URL('../campaign/format-duration.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
+  // The governor's reason codes in words, which dashboard.js imports.
+  'rate-reasons.js': { file: new URL('../pacing/rate-reasons.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   // uPlot straight from node_modules: no front-end build.
   'uPlot.iife.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' }

@@ -23,6 +23,7 @@ import { createRedis } from '../../shared/redis.js';
 import { createScheduleStore } from '../../shared/scheduler/schedule-store.js';
 import { opsPortOf, startProcessType } from '../support/process-type.js';
 import { sampleValue, validateExposition } from '../support/exposition-format.js';
+import { RATE_REASON_WORDS, reasonInWords } from '../../shared/pacing/rate-reasons.js';
 
 const TOKEN = 'e2e-dashboard-token-0123456789';
 const DEVICES = 900;
@@ -119,33 +120,71 @@ test('a running campaign on the dashboard: chart, progress, refused and accepted
   assert.equal(await card.locator('.name').textContent(), 'Dashboard e2e');
 
   // The chart: at least three samples (two send rates) with the governor's p95 by then, and
-  // the canvas shows the send-rate line (#2563eb) and the gateway p95 line (#ea580c).
+  // the panels show the send-rate line (#2563eb), the rate limit (#7c3aed) and the gateway p95
+  // line (#ea580c).
   await page.waitForFunction((cid) => Number(/** @type {any} */ (globalThis).document.querySelector(`[data-campaign="${cid}"] .chart`)?.dataset.points) >= 3,
     id, { timeout: 15_000 });
   await card.locator('.chart-note', { hasText: 'gateway\'s p95' }).waitFor({ timeout: 10_000 });
   // Both lines need two points in view to be drawn at all; on a loaded machine the governor's
   // second decision can land a sample or two after the chart's third point (a 15-pixel p95
   // stub once failed the check below), so wait for the lines as the check counts them.
-  const countPixels = (/** @type {any} */ canvas) => {
+  const countPixels = (/** @type {any} */ canvas, /** @type {number[]} */ rgb) => {
     const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-    const near = (/** @type {number} */ i, /** @type {number[]} */ rgb) => data[i + 3] > 200 && rgb.every((v, k) => Math.abs(data[i + k] - v) < 40);
-    let rate = 0;
-    let p95 = 0;
-    for (let i = 0; i < data.length; i += 4) {
-      if (near(i, [37, 99, 235])) rate++;
-      if (near(i, [234, 88, 12])) p95++;
-    }
-    return { rate, p95 };
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 200 && rgb.every((v, k) => Math.abs(data[i + k] - v) < 40)) n++;
+    return n;
   };
-  const canvas = card.locator('.chart canvas');
+  const rateCanvas = card.locator('[data-panel="rate"] canvas');
+  const latencyCanvas = card.locator('[data-panel="latency"] canvas');
+  const pixels = async () => ({
+    rate: await rateCanvas.evaluate(countPixels, [37, 99, 235]),
+    limit: await rateCanvas.evaluate(countPixels, [124, 58, 237]),
+    p95: await latencyCanvas.count() ? await latencyCanvas.evaluate(countPixels, [234, 88, 12]) : 0
+  });
   const drawnBy = Date.now() + 15_000;
-  let pixels = await canvas.evaluate(countPixels);
-  while ((pixels.rate <= 20 || pixels.p95 <= 20) && Date.now() < drawnBy) {
+  let drawn = await pixels();
+  while ((drawn.rate <= 20 || drawn.p95 <= 20 || drawn.limit <= 20) && Date.now() < drawnBy) {
     await sleep(250);
-    pixels = await canvas.evaluate(countPixels);
+    drawn = await pixels();
   }
-  assert.ok(pixels.rate > 20, `the send-rate line is drawn (${pixels.rate} pixels)`);
-  assert.ok(pixels.p95 > 20, `the gateway p95 line is drawn (${pixels.p95} pixels)`);
+  assert.ok(drawn.rate > 20, `the send-rate line is drawn (${drawn.rate} pixels)`);
+  assert.ok(drawn.limit > 20, `the rate-limit line is drawn (${drawn.limit} pixels)`);
+  assert.ok(drawn.p95 > 20, `the gateway p95 line is drawn (${drawn.p95} pixels)`);
+  // The limit is drawn after (over) the send rate, where the two meet at steady state.
+  const drawOrder = String(await card.locator('[data-panel="rate"]').getAttribute('data-draw-order')).split(',');
+  assert.ok(drawOrder.includes('sendRate') && drawOrder.indexOf('rateLimit') > drawOrder.indexOf('sendRate'), `the limit is drawn over the rate (${drawOrder})`);
+
+  // The legend shows values without a hover: the latest sample's, its time to the second, and
+  // the governor's reason in words (the header too), not its code.
+  const legendValue = (/** @type {string} */ key) => card.locator(`.chart-legend [data-series="${key}"] .value`);
+  await card.locator('.chart-legend').waitFor({ timeout: 5000 });
+  assert.match(String(await legendValue('sendRate').textContent()), /^\d+(\.\d)?\/s$/);
+  assert.match(String(await legendValue('rateLimit').textContent()), /^\d+(\.\d)?\/s$/);
+  assert.match(String(await legendValue('p95Ms').textContent()), /^\d+ ms$/);
+  assert.match(String(await card.locator('.chart-time').textContent()), /\b\d{1,2}:\d{2}:\d{2}\b/);
+  // The start burst, which may sit above the limit, says why in its legend entry's tooltip.
+  assert.match(String(await card.locator('.chart-legend [data-series="startRate"]').getAttribute('title')), /burst.*above the limit/);
+  const reason = card.locator('.chart-reason');
+  const code = String(await reason.getAttribute('data-reason'));
+  assert.ok(Object.hasOwn(RATE_REASON_WORDS, code), `a reason code the controller gives (${code})`);
+  assert.equal(await reason.textContent(), `Governor: ${reasonInWords(code)}`);
+  const pace = String(await page.locator('#pace').textContent());
+  assert.ok(Object.values(RATE_REASON_WORDS).some((words) => pace.includes(words)), `the header gives the reason in words: ${pace}`);
+
+  // A phone: the chart follows the viewport down to 390 px and nothing scrolls sideways.
+  const chartWidth = () => rateCanvas.evaluate((/** @type {any} */ c) => c.getBoundingClientRect().width);
+  const wide = await chartWidth();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await waitFor(async () => (await chartWidth()) < 390, { timeoutMs: 5000, intervalMs: 100, what: 'the chart to narrow with the viewport' });
+  const narrow = await card.locator('.chart').evaluate((/** @type {any} */ el) => ({
+    chart: el.clientWidth, panels: [...el.querySelectorAll('canvas')].map((c) => c.getBoundingClientRect().right - el.getBoundingClientRect().left)
+  }));
+  assert.ok(wide > 600, `the chart is wide on a desktop (${wide} px)`);
+  for (const right of narrow.panels) assert.ok(right <= narrow.chart + 1, `a chart panel fits its card at 390 px (${right} > ${narrow.chart})`);
+  assert.ok(await page.evaluate(() => /** @type {any} */ (globalThis).document.scrollingElement.scrollWidth) <= 390, 'nothing overflows sideways at 390 px');
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-390.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await waitFor(async () => (await chartWidth()) > 600, { timeoutMs: 5000, intervalMs: 100, what: 'the chart to widen again' });
 
   // Progress moves on the page.
   const sent = async () => Number((await card.locator('[data-field="delivered"]').textContent())?.replace(/,/g, ''));
@@ -186,11 +225,19 @@ test('a running campaign on the dashboard: chart, progress, refused and accepted
   assert.ok(settled.delivered > 0 && settled.delivered < DEVICES, `paused part-way (${settled.delivered} sent)`);
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
 
-  assert.deepEqual(pageErrors, [], 'no script errors or CSP violations on the page');
   // Done: cancel with the token so the worker drops the rest.
   const cancelled = await control(id, 'cancel', { authorization: `Bearer ${TOKEN}` });
   assert.equal(cancelled.status, 200);
   assert.equal((await campaignStatus(id, stack.env)).state, 'cancelled');
+
+  // After the end the limit line stops: no 0 in the series (the sampler stores 0 for a campaign
+  // that does not send), and the legend says it stopped rather than "0/s".
+  await card.locator('.state', { hasText: 'cancelled' }).waitFor({ timeout: 5000 });
+  const series = /** @type {any} */ (await (await fetch(`${url}/api/campaigns/${id}/series`)).json());
+  assert.ok(series.rateLimit.length > 3 && series.rateLimit.some((/** @type {any} */ v) => v > 0), 'the limit is charted while running');
+  assert.ok(!series.rateLimit.includes(0), `the limit never falls to 0 (${series.rateLimit.slice(-5)})`);
+  await waitFor(async () => (await legendValue('rateLimit').textContent()) === 'stopped', { timeoutMs: 5000, what: 'the legend to say the limit stopped' });
+  assert.deepEqual(pageErrors, [], 'no script errors or CSP violations on the page');
 });
 
 test('every process type serves valid Prometheus metrics with its own families, and health', async () => {

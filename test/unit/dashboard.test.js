@@ -2,12 +2,15 @@
 // DASHBOARD_PUBLIC), what a refused control request changes (nothing), how the chart
 // lines up the governor's decisions with a campaign's samples, and the config it reads.
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../config/index.js';
 import { createDashboardAuth } from '../../shared/dashboard/dashboard-auth.js';
 import { createDashboardServer } from '../../shared/dashboard/dashboard-server.js';
 import { achievedRate, chartSeries } from '../../shared/dashboard/campaign-chart.js';
 import { createLogger } from '../../shared/logger.js';
+import { CONTROLLER_REASONS } from '../../shared/metrics/registry.js';
+import { RATE_REASON_WORDS, reasonInWords } from '../../shared/pacing/rate-reasons.js';
 import { InputError, NotFoundError } from '../../shared/errors.js';
 
 const TOKEN = 'correct-horse-battery-staple-42';
@@ -165,14 +168,67 @@ test('the chart gives each sample its send rate and the governor decision in for
   ];
   assert.deepEqual(chartSeries(points, decisions), {
     t: [10_000, 12_000, 14_000, 60_000],
-    sendRate: [null, 50, 40, 0.43],
+    // The window in which sending starts holds the bucket's burst: charted apart, as a start.
+    sendRate: [null, null, 40, 0.43],
+    startRate: [null, 50, null, null],
     rateLimit: [50, 50, 40, 40],
     // The last sample is 47 s after the last decision: the governor is gone, nothing is drawn.
     p95Ms: [120, 120, null, null],
-    sloMs: [400, 400, 400, null]
+    sloMs: [400, 400, 400, null],
+    reason: ['plan', 'plan', 'stale', null]
   });
-  // Polling for what is new: the sample at `since` only serves as the predecessor.
-  assert.deepEqual(chartSeries(points.slice(1, 3), decisions, { since: 12_000 }).sendRate, [40]);
+  // Polling for what is new: the sample at `since` only serves as the predecessor; the start
+  // is found there too (the page's first poll may hold only the first sample).
+  const polled = chartSeries(points.slice(1, 3), decisions, { since: 12_000 });
+  assert.deepEqual([polled.sendRate, polled.startRate], [[40], [null]]);
+  assert.deepEqual(chartSeries(points.slice(0, 2), decisions, { since: 10_000 }).startRate, [50]);
+});
+
+test('the limit line stops while a campaign does not send, and a resume is charted as a start', () => {
+  // The sampler stores a limit of 0 while paused and after the end.
+  const points = [
+    { t: 1000, processed: 0, rateLimit: 30 },
+    { t: 2000, processed: 60, rateLimit: 30 },
+    { t: 3000, processed: 90, rateLimit: 30 },
+    { t: 4000, processed: 90, rateLimit: 0 },
+    { t: 5000, processed: 150, rateLimit: 30 },
+    { t: 6000, processed: 180, rateLimit: 30 },
+    { t: 7000, processed: 200, rateLimit: 0 },
+    { t: 8000, processed: 200, rateLimit: 0 }
+  ];
+  const chart = chartSeries(points, []);
+  assert.deepEqual(chart.rateLimit, [30, 30, 30, null, 30, 30, null, null]);
+  assert.ok(!chart.rateLimit.includes(0));
+  assert.deepEqual(chart.startRate, [null, 60, null, null, 60, null, null, null]);
+  assert.deepEqual(chart.sendRate, [null, null, 30, 0, null, 30, 20, 0]);
+});
+
+test('every reason the controller can give has words, and the dashboard page uses them', async () => {
+  // The codes as controller.js spells them: its RateReason type and every reason it assigns,
+  // so a new code added there without words here fails this test.
+  const source = readFileSync(new URL('../../shared/pacing/controller.js', import.meta.url), 'utf8');
+  const typedef = /@typedef \{([^}]*)\} RateReason/.exec(source);
+  assert.ok(typedef, 'controller.js declares RateReason');
+  const declared = [...typedef[1].matchAll(/'([a-z-]+)'/g)].map((m) => m[1]);
+  const assigned = [...source.matchAll(/(?:reason: |cutNow = )([^};]*)/g)].flatMap((m) => [...m[1].matchAll(/'([a-z-]+)'/g)].map((l) => l[1]));
+  const emitted = new Set([...declared, ...assigned]);
+  for (const code of ['plan', 'plan-latency-only', 'cold-start', 'max-rate', 'min-rate', 'error-cut', 'latency-cut', 'cut-hold', 'stale']) {
+    assert.ok(emitted.has(code), `the scan finds ${code}`);
+  }
+  for (const code of [...emitted, ...CONTROLLER_REASONS]) {
+    assert.ok(Object.hasOwn(RATE_REASON_WORDS, code), `${code} has words`);
+    assert.notEqual(reasonInWords(code), code);
+    assert.ok(reasonInWords(code).length > 20, `${code}: a sentence`);
+  }
+  assert.deepEqual(Object.keys(RATE_REASON_WORDS).sort(), [...CONTROLLER_REASONS].sort(), 'no words for a code the controller does not give');
+  assert.match(reasonInWords('brand-new'), /brand-new/);
+  // The page gets the same file.
+  const { app } = dashboard();
+  const asset = await app.inject({ url: '/assets/rate-reasons.js' });
+  assert.equal(asset.statusCode, 200);
+  assert.equal(asset.body, readFileSync(new URL('../../shared/pacing/rate-reasons.js', import.meta.url), 'utf8'));
+  assert.equal((await app.inject({ url: '/assets/chart-view.js' })).statusCode, 200);
+  await app.close();
 });
 
 test('the achieved rate spans the last 5 s of samples and is unknown when they are stale', () => {

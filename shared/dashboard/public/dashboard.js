@@ -4,13 +4,14 @@
 // numbers come from the server (shared/campaign/campaign-progress.js, as pushctl's do); this file
 // only formats them, durations with pushctl's own function.
 import { formatDuration as duration } from './format-duration.js';
+import { createChartView } from './chart-view.js';
+import { reasonInWords } from './rate-reasons.js';
 
 (() => {
   const TOKEN_KEY = 'pushpace.dashboardToken';
   const OVERVIEW_MS = 1000;
   // Samples arrive every second (shared/metrics/campaign-sampler.js).
   const SERIES_MS = 1000;
-  const COLORS = { rate: '#2563eb', limit: '#94a3b8', p95: '#ea580c', slo: '#dc2626' };
 
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let controlEnabled = false;
@@ -62,7 +63,7 @@ import { formatDuration as duration } from './format-duration.js';
     controlEnabled = overview.controlEnabled;
     const g = overview.governor;
     $('#pace').textContent = `rate limit ${rate(overview.bucket.rate)} · burst ${count(overview.bucket.burst)} · ` + (g
-      ? `governor: gateway p95 ${g.p95Ms === null ? 'unknown' : `${Math.round(g.p95Ms)} ms`} (SLO ${Math.round(g.sloMs)} ms), ${g.reason}`
+      ? `governor: gateway p95 ${g.p95Ms === null ? 'unknown' : `${Math.round(g.p95Ms)} ms`} (SLO ${Math.round(g.sloMs)} ms). ${reasonInWords(g.reason)}`
       : 'no governor running: the rate is set by hand (pushctl rate)');
     $('#token-state').textContent = !controlEnabled ? 'control disabled on the server' : token ? 'token set' : 'needed for actions';
 
@@ -97,7 +98,7 @@ import { formatDuration as duration } from './format-duration.js';
     for (const button of el.querySelectorAll('[data-action]')) {
       button.addEventListener('click', () => act(card, button.dataset.action));
     }
-    const card = { id: p.id, el, chart: null, hasGateway: false, data: [[], [], [], [], []], lastT: 0, loading: false, finished: false, loadedAfterFinish: false, nextSeriesAt: 0 };
+    const card = { id: p.id, el, chart: null, hasGateway: false, data: { t: [], sendRate: [], startRate: [], rateLimit: [], p95Ms: [], sloMs: [], reason: [] }, lastT: 0, loading: false, finished: false, loadedAfterFinish: false, nextSeriesAt: 0 };
     return card;
   }
 
@@ -199,65 +200,16 @@ import { formatDuration as duration } from './format-duration.js';
   }
 
   function appendSeries(card, series) {
-    const [xs, sendRate, limit, p95, slo] = card.data;
-    for (let i = 0; i < series.t.length; i++) {
-      xs.push(series.t[i] / 1000);
-      sendRate.push(series.sendRate[i]);
-      limit.push(series.rateLimit[i]);
-      p95.push(series.p95Ms[i]);
-      slo.push(series.sloMs[i]);
-    }
+    const { data } = card;
+    for (const key of Object.keys(data)) data[key].push(...(series[key] ?? series.t.map(() => null)));
     if (series.t.length > 0) card.lastT = series.t[series.t.length - 1];
-    const hasGateway = p95.some((v) => v !== null);
+    const hasGateway = data.p95Ms.some((v) => v !== null);
     $('.chart-note', card.el).textContent = hasGateway
-      ? 'Send rate against the gateway\'s p95 latency and its SLO, as the governor saw them.'
+      ? 'Send rate and its limit, and below them the gateway\'s p95 latency against its SLO, as the governor saw them. Hover or touch the chart for a past second.'
       : 'No governor decisions for this campaign: gateway p95 and SLO are not charted (they come from the governor; without one only the send rate is known).';
-    const container = $('.chart', card.el);
-    // The latency axis appears once there is latency to show: the chart is rebuilt then.
-    if (card.chart && card.hasGateway !== hasGateway) {
-      card.chart.destroy();
-      card.chart = null;
-    }
-    if (!card.chart) {
-      card.chart = makeChart(container, card.data, hasGateway);
-      card.hasGateway = hasGateway;
-    } else {
-      card.chart.setData(card.data);
-    }
-    container.dataset.points = String(xs.length);
+    card.chart ??= createChartView($('.chart', card.el), `campaign-${card.id}`);
+    card.chart.setData(data, hasGateway);
   }
-
-  function makeChart(container, data, hasGateway) {
-    const positive = (_u, _min, max) => [0, Math.max(1, (max ?? 1) * 1.15)];
-    const clock = (_u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }));
-    return new uPlot({
-      width: Math.max(320, container.clientWidth),
-      height: 240,
-      legend: { live: true },
-      cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, rate: { range: positive }, ms: { range: positive } },
-      series: [
-        {},
-        { label: 'send rate', scale: 'rate', stroke: COLORS.rate, width: 2, fill: 'rgba(37, 99, 235, 0.08)', value: (_u, v) => (v === null ? '–' : rate(v)) },
-        { label: 'rate limit', scale: 'rate', stroke: COLORS.limit, width: 1, dash: [6, 4], value: (_u, v) => (v === null ? '–' : rate(v)) },
-        { label: 'gateway p95', scale: 'ms', stroke: COLORS.p95, width: 2, show: hasGateway, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) },
-        { label: 'SLO', scale: 'ms', stroke: COLORS.slo, width: 1, dash: [3, 3], show: hasGateway, value: (_u, v) => (v === null ? '–' : `${Math.round(v)} ms`) }
-      ],
-      axes: [
-        // Whole seconds at least: labels show the time to the second.
-        { values: clock, space: 80, incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400] },
-        { scale: 'rate', label: 'sends/s', size: 60 },
-        { scale: 'ms', side: 1, label: 'gateway p95 (ms)', size: 60, grid: { show: false }, show: hasGateway }
-      ]
-    }, data, container);
-  }
-
-  addEventListener('resize', () => {
-    for (const card of cards.values()) {
-      const container = $('.chart', card.el);
-      card.chart?.setSize({ width: Math.max(320, container.clientWidth), height: 240 });
-    }
-  });
 
   // ---- schedules ----
   function renderSchedules(schedules) {
