@@ -1,12 +1,15 @@
 // The governor's memory of past campaigns' wake-up traffic, in Redis: one JSON entry per
 // finished campaign (shared/pacing/wake-up-memory.js), newest first, the last KEEP kept. The
 // governor writes an entry when a campaign ends and gives its controller the prior the
-// entries make; `pushctl model show|reset` reads and clears them.
+// entries make, and notes it in the report of each campaign it came from (the `learned` slot);
+// `pushctl model show|reset` reads and clears them.
 import { redisKeys } from '../redis.js';
 import { memoryEntryOf, priorFromMemory } from '../pacing/wake-up-memory.js';
 
 /** Entries kept: a few weeks of daily campaigns; older ones weigh next to nothing anyway. */
 const KEEP = 50;
+/** The longest a campaign's report looks back for what was learned: the finished index keeps a day. */
+const RECENT_MS = 86_400_000;
 
 /**
  * @param {import('ioredis').Redis} redis
@@ -14,7 +17,25 @@ const KEEP = 50;
  * @param {Parameters<typeof priorFromMemory>[2]} configured  the PACING_* prior (the controller's options)
  */
 export function createModelMemory(redis, keyPrefix, configured) {
-  const key = redisKeys(keyPrefix).modelMemory;
+  const keys = redisKeys(keyPrefix);
+  const key = keys.modelMemory;
+
+  /**
+   * Writes what was learned into the `learned` report slot (campaign-report.js) of each
+   * campaign that finished since the previous entry's last send, and has none yet. The
+   * estimate covers their sends together: the governor counts sends, not whose they are.
+   * @param {import('../pacing/wake-up-memory.js').MemoryEntry} entry
+   * @param {number} since  ms since the epoch
+   */
+  async function noteInReports(entry, since) {
+    const ids = await redis.zrangebyscore(keys.finishedCampaigns, Math.max(since, entry.at - RECENT_MS), '+inf');
+    const learned = JSON.stringify({ ...entry, campaigns: ids.length });
+    for (const id of ids) {
+      const hash = keys.campaign(id).hash;
+      // HSETNX: a campaign keeps what was first learned of it; a gone campaign is not recreated.
+      if (await redis.exists(hash)) await redis.hsetnx(hash, 'learned', learned);
+    }
+  }
 
   /** @returns {Promise<import('../pacing/wake-up-memory.js').MemoryEntry[]>} */
   async function entries() {
@@ -39,7 +60,9 @@ export function createModelMemory(redis, keyPrefix, configured) {
     async remember(finished, kind = null) {
       const entry = memoryEntryOf(finished, { at: finished.endedAt, kind, sends: finished.sends });
       if (!entry) return false;
+      const since = (await entries())[0]?.at ?? finished.endedAt - RECENT_MS;
       await redis.multi().lpush(key, JSON.stringify(entry)).ltrim(key, 0, KEEP - 1).exec();
+      await noteInReports(entry, since);
       return true;
     },
     /**

@@ -10,6 +10,7 @@ import { createGovernor } from '../../shared/governor/governor.js';
 import { createModelMemory } from '../../shared/governor/model-memory.js';
 import { resolveControllerOptions } from '../../shared/pacing/controller-options.js';
 import { createLogger } from '../../shared/logger.js';
+import { createCampaignStore } from '../../shared/campaign/campaign-store.js';
 import { REDIS_URL, uniquePrefix, dropPrefix, waitFor, testEnv, pushctl } from '../support/harness.js';
 
 const prefix = uniquePrefix();
@@ -22,6 +23,12 @@ after(async () => {
 
 test('the governor keeps a finished campaign and gives its controller the prior for the next; model show and reset', async () => {
   const memory = createModelMemory(redis, prefix, configured);
+  // Two finished campaigns: one of the period the governor learned from, one from days before.
+  const store = createCampaignStore(redis, { keyPrefix: prefix });
+  const message = { title: 'Sale', body: 'Everything 20% off' };
+  const recent = await store.create({ name: 'recent', message, source: 'test' });
+  const old = await store.create({ name: 'old', message, source: 'test' });
+  await redis.zadd(redisKeys(prefix).finishedCampaigns, Date.now() - 30_000, recent.id, Date.now() - 3 * 86_400_000, old.id);
   /** @type {Array<import('../../shared/pacing/controller.js').GainPrior | null>} */
   const priors = [];
   let ticks = 0;
@@ -55,7 +62,15 @@ test('the governor keeps a finished campaign and gives its controller the prior 
   assert.deepEqual(stored, [{ at: endedAt, kind: null, sends: 200_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9 }]);
   assert.equal(await redis.llen(redisKeys(prefix).modelMemory), 1);
 
+  // The report of the campaign it learned from says what was learned; the older one's does not.
+  const learned = JSON.parse(/** @type {string} */ ((await store.reportSlots(recent.id)).learned));
+  assert.deepEqual([learned.requestsPerSend, learned.sends, learned.campaigns], [4.5, 200_000, 1]);
+  assert.equal((await store.reportSlots(old.id)).learned, null);
+
   const env = testEnv({ prefix, snsUrl: 'http://127.0.0.1:9' });
+  const report = await pushctl(['report', recent.id, '--json'], env);
+  assert.equal(report.code, 0, report.stderr);
+  assert.equal(JSON.parse(report.stdout).learned.requestsPerSend, 4.5);
   const shown = await pushctl(['model', 'show', '--json'], env);
   assert.equal(shown.code, 0, shown.stderr);
   const view = JSON.parse(shown.stdout);
