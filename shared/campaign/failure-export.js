@@ -12,6 +12,7 @@
 // never to a log.
 import { once } from 'node:events';
 import { InputError } from '../errors.js';
+import { endpointArnPlatform } from '../audience/device.js';
 
 export const FAILURE_FORMATS = /** @type {const} */ (['csv', 'ndjson']);
 const PAGE = 1000;
@@ -63,8 +64,8 @@ export async function exportFailures({ redis, store }, id, format, out) {
     for (const entry of page) {
       const e = JSON.parse(entry);
       await emit(source === 'undelivered'
-        ? { endpointArn: e.a, platform: e.p || platformOf(e.a), userId: e.u ?? '', outcome: OUTCOME_NAMES[e.o] ?? String(e.o), reason: e.r ?? '' }
-        : { endpointArn: e.endpointArn, platform: platformOf(e.endpointArn), userId: '', outcome: 'failed', reason: e.reason ?? '' });
+        ? { endpointArn: e.a, platform: e.p || (endpointArnPlatform(e.a) ?? ''), userId: e.u ?? '', outcome: OUTCOME_NAMES[e.o] ?? String(e.o), reason: e.r ?? '' }
+        : { endpointArn: e.endpointArn, platform: (endpointArnPlatform(e.endpointArn) ?? ''), userId: '', outcome: 'failed', reason: e.reason ?? '' });
       rows++;
     }
     if (page.length < PAGE) break;
@@ -80,12 +81,4 @@ export async function exportFailures({ redis, store }, id, format, out) {
  */
 export function csvField(value) {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-}
-
-/**
- * The platform in an endpoint ARN (arn:aws:sns:REGION:ACCOUNT:endpoint/GCM/app/ID), or ''.
- * @param {string} arn
- */
-function platformOf(arn) {
-  return /:endpoint\/(APNS_SANDBOX|APNS|GCM)\//.exec(arn)?.[1] ?? '';
 }

@@ -26,7 +26,7 @@ import { createRatePlanner } from './rate-planner.js';
  * @property {boolean} [censored]
  */
 
-/** The prior's requests per send and its standard deviation. @param {Readonly<ControllerOptions>} o */
+/** The prior's requests per send and its standard deviation. @param {Pick<ControllerOptions, 'openProbability' | 'requestsPerOpen' | 'priorUncertainty' | 'confidence'>} o */
 export function priorGain(o) {
   const requestsPerSend = o.openProbability * o.requestsPerOpen;
   // priorUncertainty is where the upper confidence bound starts: prior + z·sd = prior × factor.

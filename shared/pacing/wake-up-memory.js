@@ -8,6 +8,7 @@
 // prior of last resort, and the one that wins when the memory is old or thin. Entries of the
 // same message kind count fully; other kinds count a quarter. Pure: the governor keeps the
 // entries in Redis (governor/model-memory.js), the simulator in an array (sim/second-campaign.js).
+import { priorGain as configuredGain } from './bank-members.js';
 
 /**
  * @typedef {object} MemoryEntry
@@ -49,9 +50,7 @@ export function memoryEntryOf(snapshot, { at, kind = null, sends, minSends = 100
  * @param {Pick<import('./controller-options.js').ControllerOptions, 'openProbability' | 'requestsPerOpen' | 'priorUncertainty' | 'confidence' | 'openDelayMedianMs' | 'openDelaySigma'>} configured
  */
 export function priorFromMemory(entries, { now, kind = null, halfLifeMs = 7 * 86_400_000 }, configured) {
-  const priorGain = configured.openProbability * configured.requestsPerOpen;
-  // The configured prior's upper bound is priorGain × priorUncertainty at `confidence` σ.
-  const priorSd = priorGain * (configured.priorUncertainty - 1) / configured.confidence;
+  const { requestsPerSend: priorGain, requestsPerSendSd: priorSd } = configuredGain(configured);
   let weightSum = CONFIGURED_PRIOR_WEIGHT;
   let memoryWeight = 0;
   let gainSum = CONFIGURED_PRIOR_WEIGHT * priorGain;
@@ -85,7 +84,8 @@ export function priorFromMemory(entries, { now, kind = null, halfLifeMs = 7 * 86
     /** As controller options, for a controller created for the campaign (the simulator). */
     options: {
       openProbability: gain / configured.requestsPerOpen,
-      priorUncertainty: 1 + configured.confidence * sd / gain
+      // configuredGain's rule, inverted: the upper bound at `confidence` σ as a factor of the mean.
+      priorUncertainty: 1 + Math.max(configured.confidence, 1) * sd / gain
     },
     /** As the governor's controller takes it between campaigns (setGainPrior). */
     gainPrior: { requestsPerSend: gain, requestsPerSendSd: sd },
