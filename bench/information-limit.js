@@ -5,14 +5,14 @@
 // `node bench/information-limit.js [count]` prints the markdown of its bench/RESULTS.md
 // section; `npm run bench -- information-limit` appends it.
 import { fileURLToPath } from 'node:url';
-import { informationLimit } from '../sim/information-limit.js';
+import { informationLimit, FAST_FACTOR } from '../sim/information-limit.js';
 import { worldSeed } from '../sim/families.js';
 import { heldOutSeeds, HOLDOUT_COUNT } from './holdout.js';
 
 /** The families where nothing unannounced happens: the twin is the only thing unknown. */
 const QUIET_FAMILIES = /** @type {const} */ (['lognormal', 'bimodal', 'pareto', 'exponential', 'small']);
 const STRETCHES = [1.15, 1.4];
-const TWINS = /** @type {const} */ (['gain', 'late']);
+const TWINS = /** @type {const} */ (['gain', 'late', 'fast']);
 
 /** @param {{ count?: number }} [options] */
 export function benchInformationLimit({ count = HOLDOUT_COUNT } = {}) {
@@ -53,8 +53,9 @@ export function formatInformationLimitSection(r) {
   return [
     `### The information limit of the hold-out targets (\`bench/information-limit.js\`)`,
     `${r.count} held-out worlds per quiet family (sim/held-out-seeds.json), ${(r.runtimeMs / 1000).toFixed(0)} s. For each world w, the informed oracle's ` +
-    `schedule stretched to 1.15 × and 1.4 × its time (the two targets), and two twins of w drawn as often as w itself: **gain** ` +
-    `(× 1.3 requests per open) and **late** (the same early wave, plus a slow wave at a 20-min median carrying 23% of the requests: × 1.3 in all). ` +
+    `schedule stretched to 1.15 × and 1.4 × its time (the two targets), and three twins of w drawn as often as w itself: **gain** ` +
+    `(× 1.3 requests per open), **late** (the same early wave, plus a slow wave at a 20-min median carrying 23% of the requests: × 1.3 in all) ` +
+    `and **fast** (the same requests, every open-delay median ÷ ${FAST_FACTOR}, where that stays within the family's range; none for bimodal, whose slow wave would leave it). ` +
     `"Limited": the stretched schedule has sent its last device before w and its twin can be told apart (d′ = 1 over every metrics window, plus the lag), ` +
     `and the twin's own informed oracle needs longer than the stretch: there, every controller is either slower than the target on w or breaks the SLO on the twin. ` +
     `"Twin over": windows over the SLO when the stretched schedule of w runs on the twin (more than 1%).`, '',

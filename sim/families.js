@@ -50,6 +50,29 @@ export const FAMILY_NAMES = Object.freeze([...Object.keys(FAMILIES), 'mixed']);
 const SHAPES = ['lognormal', 'bimodal', 'pareto', 'exponential'];
 
 /**
+ * The ranges the open delays' medians are drawn in (seconds), per shape and component:
+ * log-uniform for a single shape's median, uniform for the two waves of a bimodal one.
+ * sim/information-limit.js keeps its twins within them.
+ */
+export const DELAY_MEDIAN_RANGES = Object.freeze(/** @type {const} */ ({
+  lognormal: [[20, 1200], [20, 1200]],
+  bimodal: [[10, 50], [900, 2400]],
+  pareto: [[20, 1200]],
+  exponential: [[20, 1200]]
+}));
+
+/**
+ * The delay shape a drawn world was given (drawScenario writes it into the description as
+ * "SHAPE delays"), or null for a scenario not drawn from a family.
+ * @param {{ description?: string }} raw
+ * @returns {keyof typeof DELAY_MEDIAN_RANGES | null}
+ */
+export function delayShapeOf(raw) {
+  const shape = /: (\w+) delays/.exec(raw.description ?? '')?.[1];
+  return shape && shape in DELAY_MEDIAN_RANGES ? /** @type {keyof typeof DELAY_MEDIAN_RANGES} */ (shape) : null;
+}
+
+/**
  * The seed of world k in a run of `family` from base seed `base` (FNV-1a of the three), so
  * that runs with different bases or families share no world.
  * @param {string} family
@@ -224,17 +247,17 @@ function drawDelay(shape, u, logU) {
     case 'bimodal': {
       const fast = round(u(0.3, 0.7), 3);
       return [
-        { kind: 'lognormal', share: fast, medianSeconds: Math.round(u(10, 50)), sigma: round(u(0.5, 0.9), 2) },
-        { kind: 'lognormal', share: round(1 - fast, 3), medianSeconds: Math.round(u(900, 2400)), sigma: round(u(0.4, 0.8), 2) }
+        { kind: 'lognormal', share: fast, medianSeconds: Math.round(u(...DELAY_MEDIAN_RANGES.bimodal[0])), sigma: round(u(0.5, 0.9), 2) },
+        { kind: 'lognormal', share: round(1 - fast, 3), medianSeconds: Math.round(u(...DELAY_MEDIAN_RANGES.bimodal[1])), sigma: round(u(0.4, 0.8), 2) }
       ];
     }
-    case 'pareto': return [{ kind: 'pareto', share: 1, medianSeconds: Math.round(logU(20, 1200)), alpha: round(u(1.1, 2.5), 2) }];
-    case 'exponential': return [{ kind: 'exponential', share: 1, medianSeconds: Math.round(logU(20, 1200)) }];
+    case 'pareto': return [{ kind: 'pareto', share: 1, medianSeconds: Math.round(logU(...DELAY_MEDIAN_RANGES.pareto[0])), alpha: round(u(1.1, 2.5), 2) }];
+    case 'exponential': return [{ kind: 'exponential', share: 1, medianSeconds: Math.round(logU(...DELAY_MEDIAN_RANGES.exponential[0])) }];
     default: {
-      const components = [{ kind: 'lognormal', share: 1, medianSeconds: Math.round(logU(20, 1200)), sigma: round(u(0.5, 1.5), 2) }];
+      const components = [{ kind: 'lognormal', share: 1, medianSeconds: Math.round(logU(...DELAY_MEDIAN_RANGES.lognormal[0])), sigma: round(u(0.5, 1.5), 2) }];
       if (u(0, 1) < 0.3) {
         components[0].share = round(u(0.3, 0.8), 3);
-        components.push({ kind: 'lognormal', share: round(1 - components[0].share, 3), medianSeconds: Math.round(logU(20, 1200)), sigma: round(u(0.5, 1.5), 2) });
+        components.push({ kind: 'lognormal', share: round(1 - components[0].share, 3), medianSeconds: Math.round(logU(...DELAY_MEDIAN_RANGES.lognormal[1])), sigma: round(u(0.5, 1.5), 2) });
       }
       return /** @type {DelayComponent[]} */ (components);
     }

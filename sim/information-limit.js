@@ -16,9 +16,14 @@
 // it costs there. So on these "information-limited" worlds every controller either misses
 // the time target on w or breaks the SLO on w', which is drawn as often.
 //
+// A third twin, **fast**, has the same requests per send but opens FAST_FACTOR times sooner
+// (every delay median divided by it, within the family's drawn range, so as likely a draw):
+// where the oracle sends a whole campaign in a burst because its users open late, the twin's
+// users open while the burst still goes out, and nothing but the delay tells them apart.
+//
 // Conservative on the controller's side: the detection integrates every window optimally,
 // counts only Poisson and baseline noise, and assumes the source reports the request rate.
-import { drawScenario } from './families.js';
+import { drawScenario, delayShapeOf, DELAY_MEDIAN_RANGES } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
 import { createInformedOracleStrategy } from './strategies/informed-oracle.js';
@@ -29,10 +34,12 @@ import { createWorld } from './world.js';
 const REQUESTS_PER_OPEN_MAX = 30;
 /** The late twin's slow wave: a median of 20 minutes, the top of the delay medians drawn. */
 const LATE_WAVE_SECONDS = 1200;
+/** The fast twin's users open this many times sooner. */
+export const FAST_FACTOR = 3;
 
 /**
  * @typedef {object} TwinCase  one twin of a world, under one stretch of the oracle's schedule
- * @property {'gain' | 'late'} twin
+ * @property {'gain' | 'late' | 'fast'} twin
  * @property {number} stretch
  * @property {number | null} twinOracleSeconds  T*(w'); null: no twin within the family's range
  * @property {number} finishSeconds     when the stretched schedule sends its last device
@@ -45,7 +52,7 @@ const LATE_WAVE_SECONDS = 1200;
 /**
  * @param {string} family
  * @param {number} seed  the world's seed (drawScenario's)
- * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late'> }} [options]
+ * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late' | 'fast'> }} [options]
  * @returns {{ seed: number, description: string, oracleSeconds: number, replayShares: number[], cases: TwinCase[] }}
  *   replayShares: windows over the SLO of each stretched schedule on w itself
  */
@@ -83,13 +90,22 @@ export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor
  * The twin. `gain`: requests per open × factor (or, where that leaves the drawn range, the
  * open probability × factor). `late`: a slow wave added after the world's own, carrying
  * 1 − 1/factor of the requests, with requests per open × factor, so that the early wave is
- * unchanged and only the late one differs. Null when the twin leaves the family's range.
+ * unchanged and only the late one differs. `fast`: every delay median ÷ FAST_FACTOR, the
+ * requests unchanged. Null when the twin leaves the family's range.
  * @param {Record<string, any>} raw
  * @param {number} factor
- * @param {'gain' | 'late'} kind
+ * @param {'gain' | 'late' | 'fast'} kind
  */
 function twinOf(raw, factor, kind) {
   const wakeUp = { ...raw.wakeUp };
+  if (kind === 'fast') {
+    const shape = delayShapeOf(raw);
+    if (!shape) return null;
+    const ranges = DELAY_MEDIAN_RANGES[shape];
+    const openDelay = wakeUp.openDelay.map((/** @type {Record<string, any>} */ c) => ({ ...c, medianSeconds: c.medianSeconds / FAST_FACTOR }));
+    if (openDelay.some((/** @type {Record<string, any>} */ c, /** @type {number} */ i) => c.medianSeconds < ranges[Math.min(i, ranges.length - 1)][0])) return null;
+    return { ...raw, name: `${raw.name}-twin`, wakeUp: { ...wakeUp, openDelay } };
+  }
   if (wakeUp.requestsPerOpen * factor <= REQUESTS_PER_OPEN_MAX) wakeUp.requestsPerOpen *= factor;
   else if (wakeUp.openProbability * factor <= 0.4) wakeUp.openProbability *= factor;
   else return null;

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { drawScenario, FAMILIES, FAMILY_NAMES, worldSeed } from '../../sim/families.js';
+import { drawScenario, delayShapeOf, FAMILIES, FAMILY_NAMES, worldSeed } from '../../sim/families.js';
 import { resolveScenario } from '../../sim/scenario.js';
 import { simulate } from '../../sim/simulate.js';
 import { createWorld } from '../../sim/world.js';
@@ -139,4 +139,24 @@ test('the information limit: a stretched oracle schedule sends everything in str
   // The late twin's slow wave shows later than the gain twin's extra load.
   const seen = (/** @type {string} */ twin) => r.cases.find((c) => c.twin === twin && c.stretch === 1.15)?.distinguishableSeconds ?? Infinity;
   assert.ok(seen('late') > seen('gain'), `late ${seen('late')} s, gain ${seen('gain')} s`);
+});
+
+test('the fast twin opens FAST_FACTOR times sooner with the same requests, only where the family could have drawn it, and the burst that fits the late openers overloads it', () => {
+  // A tuning world whose users open late (a median of 17 minutes): the oracle sends all 48 s.
+  const seed = 1549811106;
+  const raw = drawScenario('lognormal', seed);
+  assert.equal(delayShapeOf(raw), 'lognormal');
+  const r = informationLimit('lognormal', seed, { stretches: [1.4], twins: ['fast'] });
+  assert.ok(r.oracleSeconds < 120, `oracle ${r.oracleSeconds} s`);
+  const [c] = r.cases;
+  assert.equal(c.twin, 'fast');
+  assert.ok(c.twinOracleSeconds !== null, 'a twin within range');
+  // The same sends, their load sooner: the twin's oracle needs far longer, the stretched
+  // burst breaks the twin's SLO, and it is over before the two can be told apart.
+  assert.ok(c.twinOracleSeconds > 1.4 * r.oracleSeconds, `twin oracle ${c.twinOracleSeconds} s vs ${r.oracleSeconds} s`);
+  assert.ok(c.twinShare !== null && c.twinShare > 0.01, `the stretched burst on the twin: ${c.twinShare} of windows over the SLO`);
+  assert.equal(c.limited, true);
+  // Bimodal worlds have no fast twin: their slow wave would leave its drawn range.
+  const bimodal = informationLimit('bimodal', worldSeed('bimodal', 7, 0), { stretches: [1.4], twins: ['fast'] });
+  assert.equal(bimodal.cases[0].twinOracleSeconds, null);
 });
