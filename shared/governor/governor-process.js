@@ -21,10 +21,11 @@ import { detachedOps } from '../metrics/ops-server.js';
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startGovernor(config, logger, ops = detachedOps('governor')) {
-  const { kind, url, requestRate } = config.gatewayMetrics;
+  const { kind, requestRate } = config.gatewayMetrics;
+  const { metricsLagMs, metricsWindowMs } = config.pacing.controller;
   // Without metrics the controller can only hold the rate at its safe floor, which
   // would quietly cap every campaign: refuse to start instead.
-  if (kind === 'none' || !url) {
+  if (kind === 'none') {
     throw new ConfigError('GATEWAY_METRICS is not set: the governor needs a gateway metric source ' +
       `(${GATEWAY_METRIC_KINDS_TEXT}, at GATEWAY_METRICS_URL); without one, set the rate with pushctl rate`);
   }
@@ -44,6 +45,11 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       const reading = await metrics.read();
       if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
       const g = reading.gateway;
+      // The controller places each reading PACING_METRICS_LAG_MS back in time. Data a window
+      // older than that (CloudWatch running late) is placed too late, so say so.
+      if (g && reading.ageMs > metricsLagMs + metricsWindowMs) {
+        logger.warn({ source: kind, ageMs: reading.ageMs, metricsLagMs }, 'gateway metrics older than PACING_METRICS_LAG_MS allows for; raise it');
+      }
       // Latency is what the controller steers by; without it the reading counts as
       // unavailable. A missing p99 or error ratio is read as the p95 and none. A source that
       // sees no request rate (the active probe) passes rps null, and the controller reads the
@@ -83,7 +89,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
  * @returns {import('../gateway-metrics/gateway-metrics.js').GatewayMetricsConfig}
  */
 export function gatewaySourceOptions(config) {
-  const { kind, url, histogram, requestRate } = config.gatewayMetrics;
-  if (url === null) throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
-  return gatewaySourceConfig(kind, { url, histogram, requestRate, windowMs: config.pacing.controller.metricsWindowMs });
+  const { kind, ...settings } = config.gatewayMetrics;
+  if (kind === 'none') throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
+  return gatewaySourceConfig(kind, { ...settings, windowMs: config.pacing.controller.metricsWindowMs });
 }
