@@ -21,7 +21,8 @@ import { unavailable, finiteOrNull, messageOf, positive } from './reading.js';
 
 /**
  * What each supported namespace calls its series, and its latency unit.
- * API Gateway: Latency in ms (the whole request, integration included), Count, 5XXError.
+ * API Gateway: Latency in ms (the whole request, integration included), Count, 5XXError
+ * (a REST API, dimensions ApiName and Stage; an HTTP API, dimension ApiId, names it 5xx).
  * ALB: TargetResponseTime in seconds, RequestCount, HTTPCode_Target_5XX_Count (the
  * targets' own 5xx; the balancer's, such as 504s when targets time out, are
  * HTTPCode_ELB_5XX_Count and not counted here). An ALB publishes a 5xx count only in
@@ -73,6 +74,14 @@ export function parseDimensions(text) {
 }
 
 /**
+ * The 5xx count's metric name: HTTP APIs (identified by ApiId) publish `5xx`, REST APIs `5XXError`.
+ * @param {CloudWatchNamespace} namespace @param {Record<string, string>} dimensions
+ */
+export function errorsMetric(namespace, dimensions) {
+  return namespace === 'AWS/ApiGateway' && Object.hasOwn(dimensions, 'ApiId') ? '5xx' : CLOUDWATCH_NAMESPACES[namespace].errors;
+}
+
+/**
  * A gateway metric source over CloudWatch's GetMetricData.
  * @param {CloudWatchOptions} options
  * @returns {GatewayMetricSource}
@@ -108,7 +117,7 @@ export function createCloudWatchSource(options) {
     { Id: 'p95', ...query(series.latency, 'p95') },
     { Id: 'p99', ...query(series.latency, 'p99') },
     { Id: 'requests', ...query(series.requests, 'Sum') },
-    { Id: 'errors', ...query(series.errors, 'Sum') }
+    { Id: 'errors', ...query(errorsMetric(options.namespace, options.dimensions), 'Sum') }
   ];
   /** @type {number} when the newest good period ended */
   let lastGoodAt = -Infinity;

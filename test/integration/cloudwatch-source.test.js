@@ -71,6 +71,17 @@ test('API Gateway: the newest complete period, its age, rps from Count and the 5
   assert.match(String(cw.headers.at(-1)?.authorization), /^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/monitoring\/aws4_request/, 'signed as CloudWatch');
 });
 
+test('an HTTP API (ApiId) has its 5xx count as 5xx, not 5XXError', async () => {
+  cw.clear();
+  const api = { ApiId: 'a1b2c3d4e5', Stage: '$default' };
+  const atMs = BOUNDARY - MINUTE;
+  cw.put({ namespace: 'AWS/ApiGateway', metric: 'Latency', dimensions: api, stat: 'p95' }, [{ atMs, value: 90 }]);
+  cw.put({ namespace: 'AWS/ApiGateway', metric: 'Count', dimensions: api, stat: 'Sum' }, [{ atMs, value: 600 }]);
+  cw.put({ namespace: 'AWS/ApiGateway', metric: '5xx', dimensions: api, stat: 'Sum' }, [{ atMs, value: 30 }]);
+  const reading = await source({ dimensions: api }).read();
+  assert.deepEqual(reading.gateway, { p95Ms: 90, p99Ms: null, errorRatio: 0.05, rps: 10 });
+});
+
 test('CloudWatch running late: the newest period it has is read, and its age says how late', async () => {
   cw.clear();
   putApiPeriod(BOUNDARY - 3 * MINUTE, { p95: 200, p99: 300, count: 6000, errors: 0 });
