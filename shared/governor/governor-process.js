@@ -41,22 +41,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
     bucket: createTokenBucket(redis, config),
     // PACING_* (config/index.js): the SLO, priors, bounds and metrics timing.
     controller: observed.controller(createInspectableController(config.pacing.controller)),
-    readGateway: async () => {
-      const reading = await metrics.read();
-      if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
-      const g = reading.gateway;
-      // The controller places each reading PACING_METRICS_LAG_MS back in time. Data a window
-      // older than that (CloudWatch running late) is placed too late, so say so.
-      if (g && reading.ageMs > metricsLagMs + metricsWindowMs) {
-        logger.warn({ source: kind, ageMs: reading.ageMs, metricsLagMs }, 'gateway metrics older than PACING_METRICS_LAG_MS allows for; raise it');
-      }
-      // Latency is what the controller steers by; without it the reading counts as
-      // unavailable. A missing p99 or error ratio is read as the p95 and none. A source that
-      // sees no request rate (the active probe) passes rps null, and the controller reads the
-      // load off its latency curve.
-      if (!g || g.p95Ms === null) return null;
-      return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: requestRate === 'none' ? null : g.rps };
-    },
+    readGateway: async () => gatewaySample(await metrics.read(), { kind, requestRate, metricsLagMs, metricsWindowMs, logger }),
     readRemaining: async () => {
       const running = (await campaigns.active()).filter((campaign) => campaign.state === 'running');
       const releases = await Promise.all(running.map((campaign) => (campaign.localTime ? campaigns.releases(campaign.id) : [])));
@@ -80,6 +65,28 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       await redis.quit().catch(() => {});
     }
   };
+}
+
+/**
+ * A source's reading as the controller's gateway sample, or null; logs what is wrong with it.
+ * @param {import('../gateway-metrics/reading.js').GatewayReading} reading
+ * @param {{ kind: string, requestRate: 'measured' | 'none', metricsLagMs: number, metricsWindowMs: number, logger: { warn(fields: object, message: string): void } }} context
+ * @returns {import('../types.js').GatewaySample | null}
+ */
+export function gatewaySample(reading, { kind, requestRate, metricsLagMs, metricsWindowMs, logger }) {
+  if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
+  const g = reading.gateway;
+  // The controller places each reading PACING_METRICS_LAG_MS back in time. Data a window
+  // older than that (CloudWatch running late) is placed too late, so say so.
+  if (g && reading.ageMs > metricsLagMs + metricsWindowMs) {
+    logger.warn({ source: kind, ageMs: reading.ageMs, metricsLagMs }, 'gateway metrics older than PACING_METRICS_LAG_MS allows for; raise it');
+  }
+  // Latency is what the controller steers by; without it the reading counts as
+  // unavailable. A missing p99 or error ratio is read as the p95 and none. A source that
+  // sees no request rate (the active probe) passes rps null, and the controller reads the
+  // load off its latency curve.
+  if (!g || g.p95Ms === null) return null;
+  return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: requestRate === 'none' ? null : g.rps };
 }
 
 /**
