@@ -12,6 +12,7 @@ import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-re
 import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
 import { benchInformationLimit, formatInformationLimitSection } from './information-limit.js';
 import { benchWorkerCrash, formatWorkerCrashSection } from './worker-crash.js';
+import { benchMetricsLag, formatMetricsLagSection } from './metrics-lag.js';
 
 const only = process.argv[2];
 const DEFAULT_LOCK_MS = DEFAULTS.SEGMENT_LOCK_MS;
@@ -75,6 +76,10 @@ if (!only || only === 'holdout') {
 if (!only || only === 'information-limit') {
   // Evidence, not a target: how much of the hold-out gap no controller could close.
   lines.push(formatInformationLimitSection(benchInformationLimit()));
+}
+if (!only || only === 'metrics-lag') {
+  // Evidence, not a target: what a CloudWatch-like lag costs the controller (about a minute).
+  lines.push(formatMetricsLagSection(benchMetricsLag()));
 }
 if (!only || only === 'worker-crash') {
   // About 5 minutes: 15 campaigns of 12 s or more, on both queue backends.

@@ -6,6 +6,7 @@ import { redactUrl } from '../shared/redact-url.js';
 import { canonicalTimezone } from '../shared/zoned-time.js';
 import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../shared/pacing/controller-options.js';
 import { GATEWAY_METRIC_KINDS, GATEWAY_METRIC_SOURCES } from '../shared/gateway-metrics/gateway-metrics.js';
+import { CLOUDWATCH_NAMESPACES, parseDimensions } from '../shared/gateway-metrics/cloudwatch.js';
 
 /** Defaults for local runs; each is documented in the README's configuration table. */
 export const DEFAULTS = Object.freeze({
@@ -44,6 +45,11 @@ export const DEFAULTS = Object.freeze({
   DASHBOARD_PUBLIC: 'true',
   GATEWAY_METRICS: 'none',
   GATEWAY_HISTOGRAM: 'http_request_duration_seconds',
+  GATEWAY_HISTOGRAM_UNIT: 'seconds',
+  GATEWAY_PROMETHEUS_SELECTOR: '',
+  GATEWAY_STATUS_LABEL: 'status',
+  CLOUDWATCH_NAMESPACE: 'AWS/ApiGateway',
+  CLOUDWATCH_PERIOD_SECONDS: 60,
   GATEWAY_REQUEST_RATE: 'measured',
   // The governor's pacing controller: the operator-facing options, defaulting to the
   // controller's own (shared/pacing/controller-options.js, explained in docs/pacing.md).
@@ -84,7 +90,8 @@ export function loadConfig(env) {
   const sendBurst = read.integer('SEND_BURST', { min: 1, max: 10_000_000, fallback: Math.max(1, Math.ceil(sendRate * 0.05)) });
   const emulatorPort = read.integer('SNS_EMULATOR_PORT', { min: 0, max: 65535 });
   const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS);
-  const gatewayMetrics = gatewayMetricsConfig(env, read);
+  const sns = snsConfig(env, read, emulatorPort);
+  const gatewayMetrics = gatewayMetricsConfig(env, read, sns.region);
 
   return Object.freeze({
     redisUrl: read.redisUrl('REDIS_URL'),
@@ -92,7 +99,7 @@ export function loadConfig(env) {
     queueBackend: read.oneOf('QUEUE_BACKEND', QUEUE_BACKENDS),
     amqpUrl: read.url('AMQP_URL', ['amqp:', 'amqps:']),
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
-    sns: Object.freeze(snsConfig(env, read, emulatorPort)),
+    sns: Object.freeze(sns),
     sendRate,
     sendBurst,
     segmentSize: read.integer('SEGMENT_SIZE', { min: 1, max: 10_000 }),
@@ -120,7 +127,7 @@ export function loadConfig(env) {
     metricsPort: env.METRICS_PORT?.trim() ? read.integer('METRICS_PORT', { min: 0, max: 65535 }) : null,
     dashboard: Object.freeze(dashboardConfig(env, read)),
     gatewayMetrics: Object.freeze(gatewayMetrics),
-    pacing: Object.freeze(pacingConfig(read, gatewayMetrics.kind)),
+    pacing: Object.freeze(pacingConfig(read, gatewayMetrics)),
     events: Object.freeze({
       exchange: read.string('EVENTS_EXCHANGE', /^[A-Za-z0-9_.:-]{1,255}$/, 'an exchange name (letters, digits, "_", ".", ":" or "-")'),
       routingKeys: read.string('EVENTS_ROUTING_KEYS', /^[A-Za-z0-9_.*#-]+(,[A-Za-z0-9_.*#-]+)*$/, 'comma-separated routing key patterns such as notification.#')
@@ -150,23 +157,63 @@ function snsConfig(env, read, emulatorPort) {
   return { region, endpoint, emulator: !hasAwsCredentials };
 }
 
+// Label matchers as PromQL writes them inside braces: name, operator, double-quoted value.
+const MATCHER = String.raw`\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*`;
+const SELECTOR = new RegExp(`^\\{?(?:${MATCHER}(?:,${MATCHER})*,?\\s*)?\\}?$`);
+
 /**
  * Where the governor reads the gateway's latency: GATEWAY_METRICS names the kind of
- * source, GATEWAY_METRICS_URL where it is (required for every kind but none).
+ * source, GATEWAY_METRICS_URL where it is (required for every kind but none and cloudwatch,
+ * for which it replaces AWS's endpoint), the rest how to read it.
  * @param {Record<string, string | undefined>} env
  * @param {ReturnType<typeof reader>} read
+ * @param {string} region  AWS_REGION
  */
-function gatewayMetricsConfig(env, read) {
+function gatewayMetricsConfig(env, read, region) {
   const kind = /** @type {'none' | import('../shared/gateway-metrics/gateway-metrics.js').GatewayMetricKind} */ (
     read.oneOf('GATEWAY_METRICS', ['none', ...GATEWAY_METRIC_KINDS]));
   const histogram = read.string('GATEWAY_HISTOGRAM', /^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'a Prometheus metric name');
+  // A histogram in ms (some exporters) would otherwise read as 1000 times too slow.
+  const histogramUnit = /** @type {'seconds' | 'milliseconds'} */ (read.oneOf('GATEWAY_HISTOGRAM_UNIT', ['seconds', 'milliseconds']));
+  // Without a selector the queries sum every job on the Prometheus server that has the histogram.
+  const selector = read.string('GATEWAY_PROMETHEUS_SELECTOR', SELECTOR, 'PromQL label matchers such as job="api",route!="/healthz"');
+  const statusLabel = read.string('GATEWAY_STATUS_LABEL', /^[a-zA-Z_][a-zA-Z0-9_]*$/, 'a Prometheus label name such as status or code');
   // none: the source's request rate is not the gateway's whole load (a histogram of one
   // route, a sampled exporter), so the controller reads the load off the latency, as it
   // always does for the active probe, which sees no request rate at all.
   const requestRate = /** @type {'measured' | 'none'} */ (read.oneOf('GATEWAY_REQUEST_RATE', GATEWAY_REQUEST_RATES));
-  if (kind === 'none') return { kind, url: null, histogram, requestRate };
+  const common = { histogram, histogramUnit, selector, statusLabel, requestRate, cloudwatch: null };
+  if (kind === 'none') return { kind, url: null, ...common };
+  if (kind === 'cloudwatch') {
+    const url = env.GATEWAY_METRICS_URL?.trim() ? read.url('GATEWAY_METRICS_URL', ['http:', 'https:']) : null;
+    return { kind, url, ...common, cloudwatch: Object.freeze(cloudwatchConfig(env, read, region)) };
+  }
   if (!env.GATEWAY_METRICS_URL?.trim()) throw new ConfigError(`GATEWAY_METRICS_URL is required when GATEWAY_METRICS is ${kind}`);
-  return { kind, url: read.url('GATEWAY_METRICS_URL', ['http:', 'https:']), histogram, requestRate };
+  return { kind, url: read.url('GATEWAY_METRICS_URL', ['http:', 'https:']), ...common };
+}
+
+/**
+ * CLOUDWATCH_*: which API or load balancer, and the period its metrics are read in.
+ * @param {Record<string, string | undefined>} env
+ * @param {ReturnType<typeof reader>} read
+ * @param {string} region
+ */
+function cloudwatchConfig(env, read, region) {
+  const namespace = /** @type {import('../shared/gateway-metrics/cloudwatch.js').CloudWatchNamespace} */ (
+    read.oneOf('CLOUDWATCH_NAMESPACE', Object.keys(CLOUDWATCH_NAMESPACES)));
+  const text = env.CLOUDWATCH_DIMENSIONS?.trim();
+  const example = namespace === 'AWS/ApiGateway' ? 'ApiName=shop,Stage=prod' : 'LoadBalancer=app/shop/50dc6c495c0c9188';
+  if (!text) throw new ConfigError(`CLOUDWATCH_DIMENSIONS is required when GATEWAY_METRICS is cloudwatch (such as ${example})`);
+  let dimensions;
+  try {
+    dimensions = parseDimensions(text);
+  } catch (error) {
+    throw new ConfigError(`CLOUDWATCH_DIMENSIONS: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+  // API Gateway and load balancers publish one-minute periods; shorter ones do not exist there.
+  const periodSeconds = read.integer('CLOUDWATCH_PERIOD_SECONDS', { min: 60, max: 3600 });
+  if (periodSeconds % 60 !== 0) throw new ConfigError(`CLOUDWATCH_PERIOD_SECONDS must be a whole number of minutes (60, 120...), got ${periodSeconds}`);
+  return { region, namespace, dimensions: Object.freeze(dimensions), periodSeconds };
 }
 
 /**
@@ -175,19 +222,24 @@ function gatewayMetricsConfig(env, read) {
  * timing. The rest keep the controller's defaults. The governor reads the gateway and
  * decides once per PACING_METRICS_WINDOW_MS, which is also the controller's time step.
  * @param {ReturnType<typeof reader>} read
- * @param {'none' | import('../shared/gateway-metrics/gateway-metrics.js').GatewayMetricKind} metricsKind  GATEWAY_METRICS: sets the default lag
+ * @param {ReturnType<typeof gatewayMetricsConfig>} gatewayMetrics  its kind sets the default lag; CloudWatch's period the window
  */
-function pacingConfig(read, metricsKind) {
+function pacingConfig(read, gatewayMetrics) {
   const minRate = read.number('PACING_MIN_RATE', { min: 0, max: 1_000_000 });
   const maxRate = read.number('PACING_MAX_RATE', { min: 0.01, max: 1_000_000 });
   if (minRate > maxRate) throw new ConfigError(`PACING_MIN_RATE must not be above PACING_MAX_RATE, got ${minRate} > ${maxRate}`);
-  const windowMs = read.integer('PACING_METRICS_WINDOW_MS', { min: 1000, max: 3_600_000 });
+  // CloudWatch answers one value per period: a reading covers the period, so the decision
+  // window is the period (a shorter one would observe the same period several times).
+  const periodMs = gatewayMetrics.cloudwatch ? gatewayMetrics.cloudwatch.periodSeconds * 1000 : null;
+  const windowMs = read.integer('PACING_METRICS_WINDOW_MS', { min: 1000, max: 3_600_000, fallback: periodMs ?? CONTROLLER_DEFAULTS.metricsWindowMs });
   // The window is also the controller's bin, which must be whole seconds.
   if (windowMs % 1000 !== 0) throw new ConfigError(`PACING_METRICS_WINDOW_MS must be a whole number of seconds in ms (such as 2000), got ${windowMs}`);
+  if (periodMs !== null && windowMs !== periodMs) {
+    throw new ConfigError(`PACING_METRICS_WINDOW_MS must equal CLOUDWATCH_PERIOD_SECONDS (${periodMs} ms) with GATEWAY_METRICS=cloudwatch, got ${windowMs}`);
+  }
   // A scrape or a probe measures up to the moment it is read; a Prometheus server's answer
-  // is about one scrape interval old (each source's `current`).
-  const current = metricsKind !== 'none' && GATEWAY_METRIC_SOURCES[metricsKind].current;
-  const lagFallback = current ? 0 : CONTROLLER_DEFAULTS.metricsLagMs;
+  // is about one scrape interval old, CloudWatch's a minute or two (each source's defaultLagMs).
+  const lagFallback = gatewayMetrics.kind === 'none' ? CONTROLLER_DEFAULTS.metricsLagMs : GATEWAY_METRIC_SOURCES[gatewayMetrics.kind].defaultLagMs;
   const options = {
     sloP95Ms: read.number('PACING_SLO_P95_MS', { min: 1, max: 600_000 }),
     // Lower for a gateway whose p95 varies a lot from window to window (few processes).

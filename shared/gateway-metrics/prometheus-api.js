@@ -30,6 +30,9 @@ import { unavailable, finiteOrNull, messageOf, positive } from './reading.js';
  *   controller reads the load off the latency)
  * @property {string} [range]         range of the default queries' rate() windows (default '1m')
  * @property {string} [metric]        histogram the default queries use (default 'http_request_duration_seconds')
+ * @property {string} [selector]      label matchers the default queries add, e.g. `job="api"` (default none:
+ *   every series of the histogram on the server, whichever job exposes it)
+ * @property {string} [statusLabel]   the label holding the HTTP status in the default error query (default 'status')
  * @property {number} [latencyScaleMs]  ms per unit of the latency queries' answer (default 1000: seconds)
  * @property {string | null} [ageQuery]  optional query answering the data's age in seconds
  * @property {number} [staleAfterMs]  data older than this is stale (default 30000)
@@ -39,20 +42,25 @@ import { unavailable, finiteOrNull, messageOf, positive } from './reading.js';
  */
 
 /**
- * The default PromQL: one histogram family with a `status` label.
+ * The default PromQL: one histogram family, optionally narrowed by label matchers, whose
+ * `statusLabel` says a request failed (5xx).
  * @param {string} metric
  * @param {string} range
+ * @param {{ selector?: string, statusLabel?: string }} [labels]
  * @returns {PrometheusQueries}
  */
-export function defaultPrometheusQueries(metric = 'http_request_duration_seconds', range = '1m') {
-  const quantile = (/** @type {number} */ q) => `histogram_quantile(${q}, sum(rate(${metric}_bucket[${range}])) by (le))`;
+export function defaultPrometheusQueries(metric = 'http_request_duration_seconds', range = '1m', { selector = '', statusLabel = 'status' } = {}) {
+  const matchers = selector.trim().replace(/^\{([\s\S]*)\}$/, '$1').trim().replace(/,$/, '');
+  const only = matchers ? `{${matchers}}` : '';
+  const errors = `{${matchers ? `${matchers},` : ''}${statusLabel}=~"5.."}`;
+  const quantile = (/** @type {number} */ q) => `histogram_quantile(${q}, sum(rate(${metric}_bucket${only}[${range}])) by (le))`;
   return {
     p95: quantile(0.95),
     p99: quantile(0.99),
     // `or vector(0)`: with no 5xx at all the numerator would be an empty vector, and the
     // ratio with it, which would read as "no data" instead of 0.
-    errorRatio: `(sum(rate(${metric}_count{status=~"5.."}[${range}])) or vector(0)) / sum(rate(${metric}_count[${range}]))`,
-    rps: `sum(rate(${metric}_count[${range}]))`
+    errorRatio: `(sum(rate(${metric}_count${errors}[${range}])) or vector(0)) / sum(rate(${metric}_count${only}[${range}]))`,
+    rps: `sum(rate(${metric}_count${only}[${range}]))`
   };
 }
 
@@ -104,7 +112,10 @@ export function createPrometheusApiSource(options) {
   const staleAfterMs = positive('staleAfterMs', options.staleAfterMs ?? 30_000);
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? 5000);
   const latencyScaleMs = positive('latencyScaleMs', options.latencyScaleMs ?? 1000);
-  const queries = { ...defaultPrometheusQueries(options.metric, options.range), ...options.queries };
+  const queries = {
+    ...defaultPrometheusQueries(options.metric, options.range, { selector: options.selector, statusLabel: options.statusLabel }),
+    ...options.queries
+  };
   const ageQuery = options.ageQuery ?? null;
   const now = options.now ?? Date.now;
   const http = createHttpGet({ timeoutMs });

@@ -21,10 +21,11 @@ import { detachedOps } from '../metrics/ops-server.js';
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startGovernor(config, logger, ops = detachedOps('governor')) {
-  const { kind, url, requestRate } = config.gatewayMetrics;
+  const { kind, requestRate } = config.gatewayMetrics;
+  const { metricsLagMs, metricsWindowMs } = config.pacing.controller;
   // Without metrics the controller can only hold the rate at its safe floor, which
   // would quietly cap every campaign: refuse to start instead.
-  if (kind === 'none' || !url) {
+  if (kind === 'none') {
     throw new ConfigError('GATEWAY_METRICS is not set: the governor needs a gateway metric source ' +
       `(${GATEWAY_METRIC_KINDS_TEXT}, at GATEWAY_METRICS_URL); without one, set the rate with pushctl rate`);
   }
@@ -40,17 +41,7 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
     bucket: createTokenBucket(redis, config),
     // PACING_* (config/index.js): the SLO, priors, bounds and metrics timing.
     controller: observed.controller(createInspectableController(config.pacing.controller)),
-    readGateway: async () => {
-      const reading = await metrics.read();
-      if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
-      const g = reading.gateway;
-      // Latency is what the controller steers by; without it the reading counts as
-      // unavailable. A missing p99 or error ratio is read as the p95 and none. A source that
-      // sees no request rate (the active probe) passes rps null, and the controller reads the
-      // load off its latency curve.
-      if (!g || g.p95Ms === null) return null;
-      return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: requestRate === 'none' ? null : g.rps };
-    },
+    readGateway: async () => gatewaySample(await metrics.read(), { kind, requestRate, metricsLagMs, metricsWindowMs, logger }),
     readRemaining: async () => {
       const running = (await campaigns.active()).filter((campaign) => campaign.state === 'running');
       const releases = await Promise.all(running.map((campaign) => (campaign.localTime ? campaigns.releases(campaign.id) : [])));
@@ -77,13 +68,35 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
 }
 
 /**
+ * A source's reading as the controller's gateway sample, or null; logs what is wrong with it.
+ * @param {import('../gateway-metrics/reading.js').GatewayReading} reading
+ * @param {{ kind: string, requestRate: 'measured' | 'none', metricsLagMs: number, metricsWindowMs: number, logger: { warn(fields: object, message: string): void } }} context
+ * @returns {import('../types.js').GatewaySample | null}
+ */
+export function gatewaySample(reading, { kind, requestRate, metricsLagMs, metricsWindowMs, logger }) {
+  if (reading.error) logger.warn({ source: kind, error: reading.error }, 'gateway metrics unreadable');
+  const g = reading.gateway;
+  // The controller places each reading PACING_METRICS_LAG_MS back in time. Data a window
+  // older than that (CloudWatch running late) is placed too late, so say so.
+  if (g && reading.ageMs > metricsLagMs + metricsWindowMs) {
+    logger.warn({ source: kind, ageMs: reading.ageMs, metricsLagMs }, 'gateway metrics older than PACING_METRICS_LAG_MS allows for; raise it');
+  }
+  // Latency is what the controller steers by; without it the reading counts as
+  // unavailable. A missing p99 or error ratio is read as the p95 and none. A source that
+  // sees no request rate (the active probe) passes rps null, and the controller reads the
+  // load off its latency curve.
+  if (!g || g.p95Ms === null) return null;
+  return { p95Ms: g.p95Ms, p99Ms: g.p99Ms ?? g.p95Ms, errorRatio: g.errorRatio ?? 0, rps: requestRate === 'none' ? null : g.rps };
+}
+
+/**
  * The metric source's options, with its window matched to the controller's: each reading
  * must cover one decision window (each kind's rule: gateway-metrics/gateway-metrics.js).
  * @param {import('../../config/index.js').Config} config
  * @returns {import('../gateway-metrics/gateway-metrics.js').GatewayMetricsConfig}
  */
 export function gatewaySourceOptions(config) {
-  const { kind, url, histogram, requestRate } = config.gatewayMetrics;
-  if (url === null) throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
-  return gatewaySourceConfig(kind, { url, histogram, requestRate, windowMs: config.pacing.controller.metricsWindowMs });
+  const { kind, ...settings } = config.gatewayMetrics;
+  if (kind === 'none') throw new ConfigError(`GATEWAY_METRICS ${kind} is not a metric source`);
+  return gatewaySourceConfig(kind, { ...settings, windowMs: config.pacing.controller.metricsWindowMs });
 }

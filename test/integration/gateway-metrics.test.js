@@ -60,10 +60,10 @@ const T = 1_700_000_000_000;
  * @param {{ p95: string | null, p99: string | null, errorRatio: string | null, rps: string | null }} values
  * @param {number} atMs
  * @param {string[]} [seen]  queries received
+ * @param {import('../../shared/gateway-metrics/prometheus-api.js').PrometheusQueries} [queries]  the queries it knows
  * @returns {Handler}
  */
-function prometheus(values, atMs, seen = []) {
-  const queries = defaultPrometheusQueries();
+function prometheus(values, atMs, seen = [], queries = defaultPrometheusQueries()) {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const query = url.searchParams.get('query') ?? '';
@@ -84,6 +84,20 @@ test('prometheus-api: reads the four queries, seconds to ms, with the sample age
   assert.deepEqual(reading, { gateway: { p95Ms: 250, p99Ms: 600, errorRatio: 0.01, rps: 1234.5 }, stale: false, ageMs: 2000 });
   assert.equal(seen.length, 4);
   assert.ok(seen.includes('/api/v1/query histogram_quantile(0.95, sum(rate(http_request_duration_seconds_bucket[1m])) by (le))'));
+});
+
+test('prometheus-api: a label selector, another status label and a histogram in ms (one job of many on the server)', async () => {
+  /** @type {string[]} */
+  const seen = [];
+  // The server knows only the narrowed queries: the unnarrowed ones (every job summed) answer nothing.
+  const narrowed = defaultPrometheusQueries('api_latency_ms', '30s', { selector: 'job="api",route!="/healthz"', statusLabel: 'code' });
+  const { url } = await serve(prometheus({ p95: '250', p99: '600', errorRatio: '0.02', rps: '80' }, T - 1000, seen, narrowed));
+  const source = track(createPrometheusApiSource({
+    url, now: () => T, metric: 'api_latency_ms', range: '30s', selector: '{job="api",route!="/healthz"}', statusLabel: 'code', latencyScaleMs: 1
+  }));
+  assert.deepEqual(await source.read(), { gateway: { p95Ms: 250, p99Ms: 600, errorRatio: 0.02, rps: 80 }, stale: false, ageMs: 1000 });
+  assert.ok(seen.includes('/api/v1/query (sum(rate(api_latency_ms_count{job="api",route!="/healthz",code=~"5.."}[30s])) or vector(0)) / sum(rate(api_latency_ms_count{job="api",route!="/healthz"}[30s]))'), seen.join('\n'));
+  assert.ok(seen.includes('/api/v1/query histogram_quantile(0.95, sum(rate(api_latency_ms_bucket{job="api",route!="/healthz"}[30s])) by (le))'));
 });
 
 test('prometheus-api: queries.rps null asks for no request rate (a latency-only source)', async () => {

@@ -74,7 +74,39 @@ test('passwords never appear in messages', () => {
 test('a gateway metric source needs its URL', () => {
   assert.throws(() => loadConfig({ GATEWAY_METRICS: 'metrics-scrape' }), /^ConfigError: GATEWAY_METRICS_URL is required when GATEWAY_METRICS is metrics-scrape$/);
   assert.deepEqual({ ...loadConfig({ GATEWAY_METRICS: 'active-probe', GATEWAY_METRICS_URL: 'http://gw:8080/healthz' }).gatewayMetrics },
-    { kind: 'active-probe', url: 'http://gw:8080/healthz', histogram: 'http_request_duration_seconds', requestRate: 'measured' });
+    { kind: 'active-probe', url: 'http://gw:8080/healthz', histogram: 'http_request_duration_seconds', histogramUnit: 'seconds', selector: '', statusLabel: 'status', requestRate: 'measured', cloudwatch: null });
+});
+
+test('GATEWAY_METRICS=cloudwatch: dimensions required, the period is the window, the lag two minutes; each bad variable named', () => {
+  const cw = { GATEWAY_METRICS: 'cloudwatch', CLOUDWATCH_DIMENSIONS: 'ApiName=shop, Stage=prod' };
+  const c = loadConfig(cw);
+  assert.deepEqual({ ...c.gatewayMetrics.cloudwatch, dimensions: { ...c.gatewayMetrics.cloudwatch?.dimensions } },
+    { region: 'us-east-1', namespace: 'AWS/ApiGateway', dimensions: { ApiName: 'shop', Stage: 'prod' }, periodSeconds: 60 });
+  assert.equal(c.gatewayMetrics.url, null, 'no URL needed: the SDK finds the regional endpoint');
+  assert.deepEqual([c.pacing.controller.metricsWindowMs, c.pacing.controller.metricsLagMs], [60_000, 120_000]);
+  const longer = loadConfig({ ...cw, CLOUDWATCH_PERIOD_SECONDS: '300', PACING_METRICS_LAG_MS: '90000' }).pacing.controller;
+  assert.deepEqual([longer.metricsWindowMs, longer.metricsLagMs], [300_000, 90_000]);
+  assert.throws(() => loadConfig({ GATEWAY_METRICS: 'cloudwatch' }), /^ConfigError: CLOUDWATCH_DIMENSIONS is required when GATEWAY_METRICS is cloudwatch/);
+  assert.throws(() => loadConfig({ ...cw, CLOUDWATCH_DIMENSIONS: 'ApiName' }), /^ConfigError: CLOUDWATCH_DIMENSIONS: "ApiName" is not Name=value/);
+  assert.throws(() => loadConfig({ ...cw, CLOUDWATCH_DIMENSIONS: 'a=1,a=2' }), /^ConfigError: CLOUDWATCH_DIMENSIONS: dimension a is given twice/);
+  assert.throws(() => loadConfig({ ...cw, CLOUDWATCH_NAMESPACE: 'AWS/ELB' }), /^ConfigError: CLOUDWATCH_NAMESPACE must be one of AWS\/ApiGateway, AWS\/ApplicationELB/);
+  assert.throws(() => loadConfig({ ...cw, CLOUDWATCH_PERIOD_SECONDS: '90' }), /^ConfigError: CLOUDWATCH_PERIOD_SECONDS must be a whole number of minutes/);
+  assert.throws(() => loadConfig({ ...cw, CLOUDWATCH_PERIOD_SECONDS: '30' }), /^ConfigError: CLOUDWATCH_PERIOD_SECONDS must be a whole number from 60/);
+  assert.throws(() => loadConfig({ ...cw, PACING_METRICS_WINDOW_MS: '10000' }), /^ConfigError: PACING_METRICS_WINDOW_MS must equal CLOUDWATCH_PERIOD_SECONDS \(60000 ms\)/);
+  assert.throws(() => loadConfig({ ...cw, GATEWAY_METRICS_URL: 'monitoring' }), /^ConfigError: GATEWAY_METRICS_URL is not a valid URL/);
+});
+
+test('GATEWAY_PROMETHEUS_SELECTOR takes PromQL label matchers, braces optional; GATEWAY_STATUS_LABEL a label name; GATEWAY_HISTOGRAM_UNIT seconds or milliseconds', () => {
+  for (const selector of ['job="api"', '{job="api", route!="/healthz"}', 'job=~"api|web",code!~"4..",']) {
+    assert.equal(loadConfig({ GATEWAY_PROMETHEUS_SELECTOR: selector }).gatewayMetrics.selector, selector);
+  }
+  for (const selector of ['job=api', 'job="api"}{', 'job="a" or 1', '"api"']) {
+    assert.throws(() => loadConfig({ GATEWAY_PROMETHEUS_SELECTOR: selector }), /^ConfigError: GATEWAY_PROMETHEUS_SELECTOR must be PromQL label matchers/, selector);
+  }
+  assert.equal(loadConfig({ GATEWAY_STATUS_LABEL: 'status_code' }).gatewayMetrics.statusLabel, 'status_code');
+  assert.throws(() => loadConfig({ GATEWAY_STATUS_LABEL: 'status-code' }), /^ConfigError: GATEWAY_STATUS_LABEL must be a Prometheus label name/);
+  assert.equal(loadConfig({ GATEWAY_HISTOGRAM_UNIT: 'milliseconds' }).gatewayMetrics.histogramUnit, 'milliseconds');
+  assert.throws(() => loadConfig({ GATEWAY_HISTOGRAM_UNIT: 'ms' }), /^ConfigError: GATEWAY_HISTOGRAM_UNIT must be one of seconds, milliseconds/);
 });
 
 test('the governor\'s controller options come from PACING_*, the controller\'s defaults otherwise', () => {
