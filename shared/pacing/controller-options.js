@@ -28,6 +28,7 @@ import { InputError } from '../errors.js';
  * @property {number} priorUncertainty  requests per send is believed to lie below prior × this (at `confidence` standard deviations)
  * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
  * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
+ * @property {number} slowOpenerFactor  the bank also holds members whose median is this and its square times the prior's (users who open far later than configured); ≤ 1: none
  * @property {number} responseHorizonMs the learned wake-up response (impulse-response.js) covers lags up to this long (0: no learned member)
  * @property {number} responseMaxBins   and at most this many bins of binMs (its update costs O(bins²))
  * @property {number} responseFloorShare  the learned response's prior lets every lag carry load up to about this share of the prior's peak (room for a second hump or a heavy tail; more room learns them sooner and plans more cautiously until it has)
@@ -85,6 +86,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   sessionMs: 60_000,
   priorUncertainty: 3,
   shapeUncertainty: 0.2,
+  slowOpenerFactor: 3,
   responseHorizonMs: 0,
   responseMaxBins: 360,
   responseFloorShare: 0.02,

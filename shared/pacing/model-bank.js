@@ -1,7 +1,8 @@
 // A small bank of wake-up models that differ in the shape of the open-delay distribution,
 // each with its own load ledger and its own baseline/requests-per-send filter (multiple-model
 // adaptive estimation, Magill 1965). The configured prior is one member; the others have a
-// faster and a slower median and a narrower and a wider spread.
+// faster and a slower median and a narrower and a wider spread, and two have a median several
+// times the prior's (users who open far later than configured).
 //
 // Why: early in a campaign only the first few percent of the wake-ups have arrived, and
 // those sit in the left tail of the delay distribution, where a small error in its shape is
@@ -17,7 +18,7 @@
 // asks each member to keep its own overload chance p_i under α/(k·w_i): it plans at
 // z_i = Φ⁻¹(1 - α/(k·w_i)) standard deviations, and the lowest plan wins. While the data
 // cannot tell the shapes apart (equal weights) every member plans at z; a member the data
-// make unlikely counts with less and less caution, and below w_i = 2α/k (0.9% with five
+// make unlikely counts with less and less caution, and below w_i = 2α/k (0.65% with seven
 // members and z = 2) not at all.
 //
 // Tried and rejected in the simulator (docs/pacing.md has the numbers): following only the
@@ -48,6 +49,12 @@ export function createModelBank(o) {
   const shapes = o.shapeUncertainty > 0
     ? [[1, 1], [1 / f, 1], [f, 1], [1, 1 / f], [1, f]]
     : [[1, 1]];
+  // Users who open much later than the prior says: the first minutes then show almost none of
+  // their load, and every member near the prior reads that as a low gain (in the tuning worlds,
+  // gains 80 times too low within three minutes, and campaigns sent at 20,000/s into a gateway
+  // that took 300). A member at the prior's median × s and × s² keeps that reading possible
+  // until its own wake-ups were due (docs/pacing.md, "Slow openers").
+  if (o.slowOpenerFactor > 1) shapes.push([o.slowOpenerFactor, 1], [o.slowOpenerFactor ** 2, 1]);
   const shapeMembers = shapes.map(([medianFactor, sigmaFactor]) => createShapeMember(o, medianFactor, sigmaFactor));
   /** The member with the configured prior shape. */
   const nominal = shapeMembers[0];
