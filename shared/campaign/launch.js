@@ -119,7 +119,7 @@ export async function prepareLaunch(request, { config, store, bucket }) {
  * or saying what to run once Redis is back. Leaves the plan open: close it after.
  * @param {LaunchPlan} plan
  * @param {object} deps
- * @param {{ redisUrl: string, keyPrefix: string, campaignRetentionDays?: number, segmentSize: number }} deps.config
+ * @param {{ redis: import('../redis.js').RedisTarget, keyPrefix: string, campaignRetentionDays?: number, segmentSize: number }} deps.config
  * @param {CampaignStore} deps.store
  * @param {import('../types.js').QueueAdapter<Segment>} deps.queue
  * @param {import('pino').Logger} deps.logger
@@ -183,11 +183,11 @@ function lateGroups(releases, timing, devices) {
  * Makes sure a half-enqueued campaign is failed (workers then drop it), trying a
  * fresh connection when the launch's own is gone, and says what to do if that fails too.
  * @param {EnqueueError} error
- * @param {{ redisUrl: string, keyPrefix: string, campaignRetentionDays?: number }} config
+ * @param {{ redis: import('../redis.js').RedisTarget, keyPrefix: string, campaignRetentionDays?: number }} config
  */
 async function markEnqueueFailure(error, config) {
   if (!error.marked) {
-    const redis = createRedis(config.redisUrl, { name: 'pushpace:pushctl-recovery' });
+    const redis = createRedis(config.redis, { name: 'pushpace:pushctl-recovery' });
     const timeout = setTimeout(() => redis.disconnect(), 5000);
     error.marked = await createCampaignStore(redis, config).fail(error.campaignId, error.message).then(() => true, () => false);
     clearTimeout(timeout);
