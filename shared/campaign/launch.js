@@ -71,10 +71,11 @@ import { scanAudience, planReleases, enqueueCampaign } from './enqueue-campaign.
  * @param {{ databaseUrl: string }} deps.config
  * @param {CampaignStore} deps.store
  * @param {TokenBucket} deps.bucket
+ * @param {NodeJS.ReadableStream & { isTTY?: boolean }} [deps.stdin]  where `--audience -` is read (pushctl send)
  * @returns {Promise<LaunchPlan>}
  */
-export async function prepareLaunch(request, { config, store, bucket }) {
-  const opened = await openAudienceSource(request.audience, config);
+export async function prepareLaunch(request, { config, store, bucket, stdin }) {
+  const opened = await openAudienceSource(request.audience, config, { stdin });
   try {
     const summary = await scanAudience(opened.source, store);
     if (request.strict && summary.skipped > 0) {
