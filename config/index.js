@@ -60,11 +60,19 @@ export const DEFAULTS = Object.freeze({
   PACING_METRICS_WINDOW_MS: CONTROLLER_DEFAULTS.metricsWindowMs
 });
 
+/**
+ * Variables loadConfig reads that have no entry in DEFAULTS: unset means off, or a value
+ * computed from others. With DEFAULTS, every variable of the app (app.json is checked
+ * against both).
+ */
+export const OPTIONAL_VARIABLES = Object.freeze(['SNS_ENDPOINT', 'SEND_BURST', 'GATEWAY_METRICS_URL', 'METRICS_PORT',
+  'DASHBOARD_TOKEN', 'DATABASE_SSL', 'PACING_METRICS_LAG_MS']);
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
 const GATEWAY_REQUEST_RATES = ['measured', 'none'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
-const AWS_CREDENTIAL_VARS = [
+export const AWS_CREDENTIAL_VARS = [
   'AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE',
   'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI'
 ];
