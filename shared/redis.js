@@ -181,9 +181,11 @@ export function unreachableError(url, error) {
       'does the server speak TLS on this port? rediss:// is for TLS, redis:// for plain connections', { cause: error });
   }
   const reason = code ?? error?.message;
-  // A plain connection to a TLS-only port is reset by the server at the first command.
-  const hint = new URL(url).protocol === 'redis:' && code === 'ECONNRESET'
-    ? 'if the server requires TLS, use a rediss:// URL' : 'is redis-server running?';
+  // A plain connection to a TLS-only port is reset by the server at the first command; a TLS
+  // handshake with a plain port gets no answer at all (the server waits for a command).
+  const tls = new URL(url).protocol === 'rediss:';
+  const hint = tls ? 'is redis-server running, with TLS on this port? (rediss:// is for TLS, redis:// for plain connections)'
+    : code === 'ECONNRESET' ? 'if the server requires TLS, use a rediss:// URL' : 'is redis-server running?';
   return new UnavailableError(`Redis is not reachable at ${shown} (${reason}); ${hint}`, { cause: error });
 }
 

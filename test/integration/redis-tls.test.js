@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createRedis, assertRedisReachable } from '../../shared/redis.js';
 import { createBullmqQueue } from '../../shared/queue/bullmq-queue.js';
 import { createLogger } from '../../shared/logger.js';
-import { uniquePrefix, testEnv, pushctl, startEmulator, startWorker, makeAudience, makeMessage, waitFor } from '../support/harness.js';
+import { REDIS_URL, uniquePrefix, testEnv, pushctl, startEmulator, startWorker, makeAudience, makeMessage, waitFor } from '../support/harness.js';
 
 /** @type {string} */
 let dir;
@@ -86,6 +86,13 @@ test('a plain redis:// URL to the TLS-only port says TLS may be required', async
   const run = await pushctl(['rate'], testEnv({ prefix: uniquePrefix(), snsUrl: sns.url, REDIS_URL: plainUrl }));
   assert.equal(run.code, 1, run.stderr);
   assert.match(run.stderr, /if the server requires TLS, use a rediss:\/\/ URL/);
+});
+
+test('a rediss:// URL to a plain Redis port asks whether it speaks TLS (the handshake gets no answer)', async () => {
+  const plainServer = new URL(REDIS_URL);
+  const run = await pushctl(['rate'], testEnv({ prefix: uniquePrefix(), snsUrl: sns.url, REDIS_URL: `rediss://${plainServer.host}` }));
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /with TLS on this port\? \(rediss:\/\/ is for TLS, redis:\/\/ for plain connections\)/);
 });
 
 test('REDIS_TLS_REJECT_UNAUTHORIZED=false connects, for our connection and BullMQ\'s', async () => {
