@@ -1,4 +1,5 @@
 # One image for every process type; docker-compose.yml picks the command.
+# Node 20: the version CI tests; package.json engines and .nvmrc say the same (test/unit/node-versions.test.js).
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production

@@ -11,6 +11,7 @@ import { CLOUDWATCH_NAMESPACES, parseDimensions } from '../shared/gateway-metric
 /** Defaults for local runs; each is documented in the README's configuration table. */
 export const DEFAULTS = Object.freeze({
   REDIS_URL: 'redis://127.0.0.1:6379',
+  REDIS_TLS_REJECT_UNAUTHORIZED: 'true',
   KEY_PREFIX: 'push',
   QUEUE_BACKEND: 'bullmq',
   AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
@@ -65,11 +66,19 @@ export const DEFAULTS = Object.freeze({
   PACING_METRICS_WINDOW_MS: CONTROLLER_DEFAULTS.metricsWindowMs
 });
 
+/**
+ * Variables loadConfig reads that have no entry in DEFAULTS: unset means off, or a value
+ * computed from others. With DEFAULTS, every variable of the app (app.json is checked
+ * against both).
+ */
+export const OPTIONAL_VARIABLES = Object.freeze(['SNS_ENDPOINT', 'SEND_BURST', 'GATEWAY_METRICS_URL', 'METRICS_PORT',
+  'DASHBOARD_TOKEN', 'DATABASE_SSL', 'PACING_METRICS_LAG_MS']);
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
 const GATEWAY_REQUEST_RATES = ['measured', 'none'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
-const AWS_CREDENTIAL_VARS = [
+export const AWS_CREDENTIAL_VARS = [
   'AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE',
   'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI'
 ];
@@ -94,11 +103,11 @@ export function loadConfig(env) {
   const gatewayMetrics = gatewayMetricsConfig(env, read, sns.region);
 
   return Object.freeze({
-    redisUrl: read.redisUrl('REDIS_URL'),
+    redis: Object.freeze(redisConfig(read)),
     keyPrefix: read.string('KEY_PREFIX', /^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." or "-"'),
     queueBackend: read.oneOf('QUEUE_BACKEND', QUEUE_BACKENDS),
     amqpUrl: read.url('AMQP_URL', ['amqp:', 'amqps:']),
-    databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    ...databaseConfig(env, read),
     sns: Object.freeze(sns),
     sendRate,
     sendBurst,
@@ -138,6 +147,55 @@ export function loadConfig(env) {
       templatesDir: read.string('TEMPLATES_DIR', /^.{1,4096}$/, 'a directory path')
     })
   });
+}
+
+/**
+ * Where Redis is and whether its TLS certificate must verify (shared/redis.js RedisTarget).
+ * Heroku Key-Value Store and other managed Redis speak TLS (rediss://) with a self-signed
+ * certificate: REDIS_TLS_REJECT_UNAUTHORIZED=false skips the check for Redis connections
+ * only, where the global NODE_TLS_REJECT_UNAUTHORIZED=0 would also drop it for SNS.
+ * It has no effect on a redis:// URL (no TLS).
+ * @param {ReturnType<typeof reader>} read
+ */
+function redisConfig(read) {
+  return {
+    url: read.redisUrl('REDIS_URL'),
+    tlsRejectUnauthorized: read.oneOf('REDIS_TLS_REJECT_UNAUTHORIZED', ['true', 'false']) === 'true'
+  };
+}
+
+// sslmode values pg 8 understands (pg-connection-string): disable; no-verify (TLS, no
+// certificate check); verify-full; and prefer, require, verify-ca, which pg 8 treats as
+// verify-full with a warning that pg 9 will give them libpq's weaker meaning. Any other
+// value pg silently reads as verify-full, so it is refused here.
+const PG_SSLMODES = ['disable', 'no-verify', 'verify-full', 'prefer', 'require', 'verify-ca'];
+const DATABASE_SSL_MODES = ['disable', 'no-verify', 'verify-full'];
+
+/**
+ * DATABASE_URL, with the TLS mode DATABASE_SSL asks for written into it as pg's sslmode,
+ * and whether DATABASE_URL was set at all (the release phase's `pushctl db migrate` has
+ * nothing to do without it). Heroku Postgres requires TLS and manages DATABASE_URL itself,
+ * so the mode is a variable of its own (no-verify there: its certificates do not verify
+ * against public CAs); a URL that already has sslmode keeps it.
+ * @param {Record<string, string | undefined>} env
+ * @param {ReturnType<typeof reader>} read
+ */
+function databaseConfig(env, read) {
+  const value = read.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const url = new URL(value);
+  const sslmode = url.searchParams.get('sslmode');
+  if (sslmode !== null && !PG_SSLMODES.includes(sslmode)) {
+    throw new ConfigError(`DATABASE_URL has sslmode=${sslmode}; use one of ${PG_SSLMODES.join(', ')} (or DATABASE_SSL)`);
+  }
+  const ssl = env.DATABASE_SSL?.trim() ? read.oneOf('DATABASE_SSL', DATABASE_SSL_MODES) : null;
+  if (ssl !== null && sslmode !== null && ssl !== sslmode) {
+    throw new ConfigError(`DATABASE_SSL=${ssl} and DATABASE_URL's sslmode=${sslmode} disagree: set one of them`);
+  }
+  if (ssl !== null) url.searchParams.set('sslmode', ssl);
+  return {
+    databaseUrl: ssl === null ? value : url.href,
+    databaseUrlSet: Boolean(env.DATABASE_URL?.trim())
+  };
 }
 
 /**

@@ -81,15 +81,15 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
     if (Date.now() > deadline) throw new Error(`out of time while ${what}`);
   };
 
-  const redis = createRedis(config.redisUrl, { name: 'pushpace:demo' });
+  const redis = createRedis(config.redis, { name: 'pushpace:demo' });
   cleanups.push(() => redis.quit().catch(() => {}));
   /** What to measure before anything stops, also after a failure or Ctrl-C. @type {Array<() => Promise<void> | void>} */
   const collect = [];
   try {
-    await assertRedisReachable(redis, config.redisUrl);
+    await assertRedisReachable(redis, config.redis);
     cleanups.push(() => deletePrefix(redis, prefix));
     // The children get the caller's environment (REDIS_URL...) with the demo's own settings on top.
-    const baseEnv = { ...process.env, REDIS_URL: config.redisUrl, KEY_PREFIX: prefix, QUEUE_BACKEND: 'bullmq', LOG_LEVEL: 'warn', SEND_RATE: '20', ...world.env };
+    const baseEnv = { ...process.env, REDIS_URL: config.redis.url, KEY_PREFIX: prefix, QUEUE_BACKEND: 'bullmq', LOG_LEVEL: 'warn', SEND_RATE: '20', ...world.env };
 
     note(`key prefix ${prefix}; starting the ${world.gateway.kind} gateway, the SNS emulator, ${world.workers} workers` +
       (fixedRate === undefined ? ` and the governor (${source})` : `; no governor, ${fixedRate} sends/s`));

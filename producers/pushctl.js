@@ -27,11 +27,11 @@ process.stdout.on('error', (error) => { if (/** @type {NodeJS.ErrnoException} */
  * @type {Record<string, OptionSpec>}
  */
 const OPTIONS = {
-  audience: { flags: '--audience <file>', description: 'the audience: CSV with a header, or NDJSON (endpointArn, platform; userId, locale, timezone)' },
+  audience: { flags: '--audience <file>', description: 'the audience: CSV with a header, or NDJSON (endpointArn, platform; userId, locale, timezone); - reads standard input (send, with --format)' },
   query: { flags: '--query <sql>', description: 'the audience from PostgreSQL (DATABASE_URL): a SELECT returning endpoint_arn and platform, run read-only' },
   to: {
     flags: '--to <arn>', description: 'a test send to this one device endpoint, now, instead of a campaign',
-    conflicts: ['audience', 'query', 'name', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl']
+    conflicts: ['audience', 'query', 'name', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl', 'format']
   },
   message: { flags: '--message <file>', description: 'the message file (JSON: title, body, locales, data...)' },
   name: { flags: '--name <name>', description: 'the campaign\'s name (default: the message file\'s name)' },
@@ -51,7 +51,7 @@ const OPTIONS = {
   at: { flags: '--at <time>', description: 'once, at this local time (2027-06-01T12:00)' },
   timezone: { flags: '--timezone <zone>', description: 'the IANA zone --cron and --at are read in (Europe/Helsinki)' },
   missed: { flags: '--missed <policy>', description: 'a fire missed while no scheduler ran: skip, or catch-up (default)' },
-  format: { flags: '--format <format>', description: 'csv (RFC 4180, readable by send --audience) or ndjson (default csv)' },
+  format: { flags: '--format <format>', description: 'csv or ndjson: what failures writes (default csv; its CSV is readable by send --audience), what send --audience - reads (required there)' },
   output: { flags: '-o, --output <file>', description: 'write to this file (created owner-only) instead of stdout' },
   grace: { flags: '--grace <duration>', description: 'with --missed catch-up: how late a missed fire may still be sent (default SCHEDULE_GRACE_MINUTES)' }
 };
@@ -67,10 +67,16 @@ const COMMANDS = [
   {
     name: 'send',
     summary: 'send a campaign to an audience (prints its id), or a test to one device (--to)',
-    options: [...SEND_OPTIONS.slice(0, 2), 'to', ...SEND_OPTIONS.slice(2), 'dryRun', 'yes', 'json'],
+    options: [...SEND_OPTIONS.slice(0, 2), 'format', 'to', ...SEND_OPTIONS.slice(2), 'dryRun', 'yes', 'json'],
     details: `Exactly one of --audience, --query or --to. Nothing is enqueued unless the whole
 audience and the message are valid; invalid lines are skipped and reported
 (--strict refuses instead).
+
+--audience - reads the audience from standard input, in --format csv or ndjson
+(for heroku run, which has none of your files). It is copied to a temporary file
+first (removed when send ends), because it is checked in full before anything is
+stored and then read again to enqueue. Above CONFIRM_THRESHOLD devices add --yes:
+standard input is the audience, not a terminal to answer on.
 
 --to ARN is a test send, not a campaign: the message is checked as for a
 campaign, then published once to that endpoint through the same SNS client,
@@ -82,6 +88,7 @@ sending stopped by rate 0).
 Examples:
   pushctl send --audience users.csv --message sale.json --name "Friday sale" --yes
   pushctl send --audience users.csv --message digest.json --local-time 09:00 --ttl 2h
+  heroku run pushctl send --audience - --format csv --message sale.json --yes < users.csv
   pushctl send --to arn:aws:sns:eu-west-1:123456789012:endpoint/GCM/app/0f3c... \\
     --message sale.json`,
     run: withContext(async (ctx, { options }) => options.to === undefined

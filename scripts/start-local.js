@@ -44,9 +44,9 @@ try {
 }
 
 async function checkRedis() {
-  const redis = createRedis(config.redisUrl, { failFast: true });
+  const redis = createRedis(config.redis, { failFast: true });
   try {
-    await assertRedisReachable(redis, config.redisUrl);
+    await assertRedisReachable(redis, config.redis);
   } finally {
     redis.disconnect();
   }

@@ -51,30 +51,59 @@ const SCRIPTS = {
  */
 
 /**
- * Opens a Redis connection with the project's scripts defined on it.
- * `failFast` is for short-lived commands (pushctl): the first failed connect
- * rejects pending commands instead of retrying forever, so the CLI can exit 1.
- * @param {string} url
- * @param {{ failFast?: boolean, name?: string }} [options]
- * @returns {PushRedis}
+ * Where Redis is and how to trust it (config.redis): REDIS_URL, and whether a `rediss://`
+ * server's TLS certificate must verify (REDIS_TLS_REJECT_UNAUTHORIZED).
+ * @typedef {{ url: string, tlsRejectUnauthorized?: boolean }} RedisTarget
  */
-export function createRedis(url, { failFast = false, name = 'pushpace' } = {}) {
+
+/**
+ * A plain ioredis connection to a target, with the options every connection the project
+ * opens shares, ours and BullMQ's: the TLS check asked for (per connection, never the
+ * process-wide NODE_TLS_REJECT_UNAUTHORIZED), an error listener, the refused-SELECT stop
+ * and a record of the last connection error for assertRedisReachable.
+ * @param {RedisTarget | string} target  a bare URL verifies certificates
+ * @param {{ name: string, failFast?: boolean }} options
+ * @returns {Redis}
+ */
+export function openRedis(target, { name, failFast = false }) {
+  const { url, tlsRejectUnauthorized = true } = typeof target === 'string' ? { url: target } : target;
+  // Heroku Key-Value Store and other managed Redis present a self-signed certificate: the
+  // check is turned off for this connection only, and only when the operator asks.
+  const tls = new URL(url).protocol === 'rediss:' && !tlsRejectUnauthorized ? { tls: { rejectUnauthorized: false } } : {};
   const redis = new Redis(url, {
     connectionName: name,
     maxRetriesPerRequest: failFast ? 0 : null,
     enableOfflineQueue: true,
-    retryStrategy: failFast ? () => null : (times) => Math.min(times * 200, 5000)
+    retryStrategy: failFast ? () => null : (times) => Math.min(times * 200, 5000),
+    ...tls
   });
   // Connection errors surface on commands; an 'error' listener keeps them from
   // crashing the process as unhandled events while ioredis reconnects.
-  redis.on('error', () => {});
+  redis.on('error', (error) => { lastConnectionError.set(redis, error); });
   stopOnRefusedDatabase(redis);
+  return redis;
+}
+
+/**
+ * Opens a Redis connection with the project's scripts defined on it.
+ * `failFast` is for short-lived commands (pushctl): the first failed connect
+ * rejects pending commands instead of retrying forever, so the CLI can exit 1.
+ * @param {RedisTarget | string} target  config.redis; a bare URL verifies certificates
+ * @param {{ failFast?: boolean, name?: string }} [options]
+ * @returns {PushRedis}
+ */
+export function createRedis(target, { failFast = false, name = 'pushpace' } = {}) {
+  const redis = openRedis(target, { name, failFast });
   for (const [command, { file, keys }] of Object.entries(SCRIPTS)) {
     const lua = readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
     redis.defineCommand(command, { numberOfKeys: keys, lua });
   }
   return /** @type {PushRedis} */ (redis);
 }
+
+/** The last error each connection emitted: a failed command only says "Connection is closed.". */
+/** @type {WeakMap<Redis, Error>} */
+const lastConnectionError = new WeakMap();
 
 /** Connections whose SELECT the server refused, with its answer. */
 /** @type {WeakMap<Redis, Error>} */
@@ -98,12 +127,14 @@ export function stopOnRefusedDatabase(redis) {
 
 /**
  * Checks that Redis answers, turning a refusal into an UnavailableError that names the URL,
- * and a refused database into a ConfigError (exit 2) naming REDIS_URL.
+ * a refused database into a ConfigError (exit 2) naming REDIS_URL, and a certificate that
+ * failed verification into a ConfigError naming TLS and REDIS_TLS_REJECT_UNAUTHORIZED.
  * @param {Redis} redis
- * @param {string} url
+ * @param {RedisTarget | string} target  what the connection was opened with
  * @param {number} [timeoutMs]
  */
-export async function assertRedisReachable(redis, url, timeoutMs = 3000) {
+export async function assertRedisReachable(redis, target, timeoutMs = 3000) {
+  const url = typeof target === 'string' ? target : target.url;
   /** @type {NodeJS.Timeout | undefined} */
   let timer;
   try {
@@ -116,11 +147,46 @@ export async function assertRedisReachable(redis, url, timeoutMs = 3000) {
     if (refused) {
       throw new ConfigError(`REDIS_URL names a database this Redis does not have: SELECT ${new URL(url).pathname.slice(1)} was refused (${refused.message}); nothing was done`, { cause: refused });
     }
-    const reason = /** @type {any} */ (error)?.code ?? /** @type {Error} */ (error).message;
-    throw new UnavailableError(`Redis is not reachable at ${redactUrl(url)} (${reason}); is redis-server running?`, { cause: error });
+    throw unreachableError(url, lastConnectionError.get(redis) ?? /** @type {Error} */ (error));
   } finally {
     clearTimeout(timer);
   }
+}
+
+// Node's codes for a certificate that did not verify (OpenSSL's X509 errors, and the host
+// name check). Other TLS failures (a handshake with a server that speaks no TLS) are ERR_SSL_*.
+const CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED', 'CERT_REJECTED', 'CERT_SIGNATURE_FAILURE', 'ERR_TLS_CERT_ALTNAME_INVALID'
+]);
+
+/**
+ * Why a connection failed, said so that the fix is plain: TLS and certificate failures
+ * name TLS (the old "is redis-server running?" sent people to the wrong place).
+ * @param {string} url
+ * @param {Error & { code?: string }} error  the connection's last error
+ * @returns {ConfigError | UnavailableError}
+ */
+export function unreachableError(url, error) {
+  const shown = redactUrl(url);
+  const code = error?.code;
+  if (code && CERTIFICATE_CODES.has(code)) {
+    return new ConfigError(`Redis at ${shown}: its TLS certificate was rejected (${code}: ${error.message}). ` +
+      'If your provider uses a self-signed certificate (Heroku Key-Value Store does), set REDIS_TLS_REJECT_UNAUTHORIZED=false ' +
+      'to skip the certificate check for Redis only; nothing was done', { cause: error });
+  }
+  if (code?.startsWith('ERR_SSL') || code?.startsWith('ERR_TLS') || code === 'EPROTO') {
+    return new UnavailableError(`Redis at ${shown}: the TLS handshake failed (${code}: ${error.message}); ` +
+      'does the server speak TLS on this port? rediss:// is for TLS, redis:// for plain connections', { cause: error });
+  }
+  const reason = code ?? error?.message;
+  // A plain connection to a TLS-only port is reset by the server at the first command; a TLS
+  // handshake with a plain port gets no answer at all (the server waits for a command).
+  const tls = new URL(url).protocol === 'rediss:';
+  const hint = tls ? 'is redis-server running, with TLS on this port? (rediss:// is for TLS, redis:// for plain connections)'
+    : code === 'ECONNRESET' ? 'if the server requires TLS, use a rediss:// URL' : 'is redis-server running?';
+  return new UnavailableError(`Redis is not reachable at ${shown} (${reason}); ${hint}`, { cause: error });
 }
 
 /**

@@ -11,9 +11,9 @@ import pino from 'pino';
  */
 export async function openContext(config) {
   const logger = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, { process: 'pushctl' }, pino.destination(2));
-  const redis = createRedis(config.redisUrl, { failFast: true, name: 'pushpace:pushctl' });
+  const redis = createRedis(config.redis, { failFast: true, name: 'pushpace:pushctl' });
   try {
-    await assertRedisReachable(redis, config.redisUrl);
+    await assertRedisReachable(redis, config.redis);
   } catch (error) {
     redis.disconnect();
     throw error;

@@ -7,6 +7,12 @@ import { migrate } from '../../shared/db/migrate.js';
  * @param {{ stdout: NodeJS.WritableStream }} io
  */
 export async function migrateDevices(config, io) {
+  // The Procfile's release phase runs this on every deploy. An app whose audiences are all
+  // files has no PostgreSQL, and a failed release would stop every deploy: no URL, nothing to do.
+  if (!config.databaseUrlSet) {
+    io.stdout.write('DATABASE_URL is unset: no migrations to run\n');
+    return 0;
+  }
   const pool = createPool(config.databaseUrl);
   try {
     // Connected first, so that an unreachable database is UnavailableError (exit 1)

@@ -20,7 +20,7 @@ import { formatCount, formatRate, formatWarning } from './format.js';
  */
 export async function send(ctx, options, io) {
   const request = await parseLaunchRequest(options, { command: 'send', now: Date.now(), defaultTimezone: ctx.config.defaultTimezone });
-  const plan = await prepareLaunch(request, { config: ctx.config, store: ctx.store, bucket: ctx.bucket });
+  const plan = await prepareLaunch(request, { config: ctx.config, store: ctx.store, bucket: ctx.bucket, stdin: io.stdin });
   try {
     for (const warning of plan.warnings) io.stderr.write(formatWarning(warning));
     const { timing } = request;

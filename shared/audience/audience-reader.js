@@ -14,7 +14,10 @@ import { readAudienceQuery } from './postgres-source.js';
  * Where an audience comes from: a CSV or NDJSON file, or a SELECT over PostgreSQL.
  * `pool` may be a pg.Pool (the read runs in its own read-only snapshot) or a client
  * already inside a transaction (the read joins it; see readAudienceQuery).
- * @typedef {{ file: string } | { query: string, pool: import('pg').Pool | import('pg').PoolClient | import('pg').Client }} AudienceSource
+ * A file may carry the name its messages use and its format (standard input, spooled to
+ * a temporary file, is "stdin" in --format's format, whatever the file is called).
+ * @typedef {{ file: string, name?: string, format?: 'csv' | 'ndjson' }
+ *   | { query: string, pool: import('pg').Pool | import('pg').PoolClient | import('pg').Client }} AudienceSource
  */
 
 /**
@@ -36,7 +39,7 @@ export const SKIPPED_LINES_KEPT = 100;
  * @returns {AsyncGenerator<AudienceItem>}
  */
 export async function* readAudience(source, { isDisabled, batchSize = 1000 } = {}) {
-  const items = 'file' in source ? readAudienceFile(source.file) : readAudienceQuery(source.pool, source.query);
+  const items = 'file' in source ? readAudienceFile(source.file, source) : readAudienceQuery(source.pool, source.query);
   const seen = createEndpointSet();
   /** @type {AudienceItem[]} */
   let held = [];

@@ -18,16 +18,18 @@ const NDJSON_EXTENSIONS = new Set(['.ndjson', '.jsonl', '.json-lines']);
  * .jsonl, .json-lines), else from the first non-blank character ("{" means NDJSON).
  * Throws InputError for an unreadable file or a CSV header without endpointArn and
  * platform columns, before yielding anything.
- * @param {string} path
+ * @param {string} file
+ * @param {{ name?: string, format?: 'csv' | 'ndjson' }} [options]  the name messages use (default
+ *   the path) and the format when the extension must not decide (standard input's --format)
  * @returns {AsyncGenerator<AudienceItem>}
  */
-export async function* readAudienceFile(path) {
-  const handle = await openAudience(path);
+export async function* readAudienceFile(file, { name: path = file, format: given } = {}) {
+  const handle = await openAudience(file, path);
   const input = handle.createReadStream({ encoding: 'utf8', highWaterMark: 256 * 1024 });
   try {
     const extension = extname(path).toLowerCase();
     /** @type {'csv' | 'ndjson' | undefined} */
-    let format = extension === '.csv' ? 'csv' : NDJSON_EXTENSIONS.has(extension) ? 'ndjson' : undefined;
+    let format = given ?? (extension === '.csv' ? 'csv' : NDJSON_EXTENSIONS.has(extension) ? 'ndjson' : undefined);
     const chunks = input[Symbol.asyncIterator]();
     /** @type {string[]} */
     const read = [];
@@ -90,12 +92,13 @@ async function* readNdjson(chunks) {
 /**
  * Opens the file up front so that a missing file, a permission problem or a directory
  * is reported with its path before any line is read.
- * @param {string} path
+ * @param {string} file
+ * @param {string} path  as messages name it
  */
-async function openAudience(path) {
+async function openAudience(file, path) {
   let handle;
   try {
-    handle = await open(path, 'r');
+    handle = await open(file, 'r');
   } catch (error) {
     throw new InputError(`${path}: cannot read the audience file: ${describeFsError(error)}`, { cause: error });
   }

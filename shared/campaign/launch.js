@@ -71,10 +71,11 @@ import { scanAudience, planReleases, enqueueCampaign } from './enqueue-campaign.
  * @param {{ databaseUrl: string }} deps.config
  * @param {CampaignStore} deps.store
  * @param {TokenBucket} deps.bucket
+ * @param {NodeJS.ReadableStream & { isTTY?: boolean }} [deps.stdin]  where `--audience -` is read (pushctl send)
  * @returns {Promise<LaunchPlan>}
  */
-export async function prepareLaunch(request, { config, store, bucket }) {
-  const opened = await openAudienceSource(request.audience, config);
+export async function prepareLaunch(request, { config, store, bucket, stdin }) {
+  const opened = await openAudienceSource(request.audience, config, { stdin });
   try {
     const summary = await scanAudience(opened.source, store);
     if (request.strict && summary.skipped > 0) {
@@ -119,7 +120,7 @@ export async function prepareLaunch(request, { config, store, bucket }) {
  * or saying what to run once Redis is back. Leaves the plan open: close it after.
  * @param {LaunchPlan} plan
  * @param {object} deps
- * @param {{ redisUrl: string, keyPrefix: string, campaignRetentionDays?: number, segmentSize: number }} deps.config
+ * @param {{ redis: import('../redis.js').RedisTarget, keyPrefix: string, campaignRetentionDays?: number, segmentSize: number }} deps.config
  * @param {CampaignStore} deps.store
  * @param {import('../types.js').QueueAdapter<Segment>} deps.queue
  * @param {import('pino').Logger} deps.logger
@@ -183,11 +184,11 @@ function lateGroups(releases, timing, devices) {
  * Makes sure a half-enqueued campaign is failed (workers then drop it), trying a
  * fresh connection when the launch's own is gone, and says what to do if that fails too.
  * @param {EnqueueError} error
- * @param {{ redisUrl: string, keyPrefix: string, campaignRetentionDays?: number }} config
+ * @param {{ redis: import('../redis.js').RedisTarget, keyPrefix: string, campaignRetentionDays?: number }} config
  */
 async function markEnqueueFailure(error, config) {
   if (!error.marked) {
-    const redis = createRedis(config.redisUrl, { name: 'pushpace:pushctl-recovery' });
+    const redis = createRedis(config.redis, { name: 'pushpace:pushctl-recovery' });
     const timeout = setTimeout(() => redis.disconnect(), 5000);
     error.marked = await createCampaignStore(redis, config).fail(error.campaignId, error.message).then(() => true, () => false);
     clearTimeout(timeout);

@@ -23,8 +23,8 @@ import { createScheduleReader } from './schedules.js';
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] metrics and health (lifecycle.js passes its own)
  */
 export async function startWeb(config, logger, ops = detachedOps('web')) {
-  const redis = createRedis(config.redisUrl, { name: 'pushpace:web' });
-  await assertRedisReachable(redis, config.redisUrl);
+  const redis = createRedis(config.redis, { name: 'pushpace:web' });
+  await assertRedisReachable(redis, config.redis);
   const store = createCampaignStore(redis, config);
   const bucket = createTokenBucket(redis, config);
   const series = createSeriesStore(redis, config);

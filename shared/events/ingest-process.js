@@ -25,8 +25,8 @@ import { detachedOps } from '../metrics/ops-server.js';
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startIngest(config, logger, ops = detachedOps('ingest')) {
-  const redis = createRedis(config.redisUrl, { name: 'pushpace:ingest' });
-  await assertRedisReachable(redis, config.redisUrl);
+  const redis = createRedis(config.redis, { name: 'pushpace:ingest' });
+  await assertRedisReachable(redis, config.redis);
   await warnIfNotPersistent(redis, logger);
   // One query per event, each a few ms: a small pool serves the whole prefetch.
   const pool = createPool(config.databaseUrl, { max: Math.min(config.events.concurrency, 8), application_name: 'pushpace:ingest' });

@@ -30,8 +30,8 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       `(${GATEWAY_METRIC_KINDS_TEXT}, at GATEWAY_METRICS_URL); without one, set the rate with pushctl rate`);
   }
   const metrics = createGatewayMetrics(gatewaySourceOptions(config));
-  const redis = createRedis(config.redisUrl, { name: 'pushpace:governor' });
-  await assertRedisReachable(redis, config.redisUrl);
+  const redis = createRedis(config.redis, { name: 'pushpace:governor' });
+  await assertRedisReachable(redis, config.redis);
   // Decisions as metrics and as the dashboard's gateway series (shared/metrics/).
   const observed = observeGovernor({ ops, redis, config, logger });
   const campaigns = createCampaignStore(redis, config);

@@ -5,9 +5,8 @@
 // item with a future release time is added as a delayed job: it waits in Redis (so
 // worker restarts do not lose it) and BullMQ promotes it when the time comes.
 import { Queue, Worker, DelayedError } from 'bullmq';
-import { Redis } from 'ioredis';
 import { PushError } from '../errors.js';
-import { stopOnRefusedDatabase } from '../redis.js';
+import { openRedis } from '../redis.js';
 
 /** @typedef {import('../types.js').QueueAdapter} QueueAdapter */
 /** @typedef {import('../types.js').ConsumeOptions} ConsumeOptions */
@@ -15,7 +14,7 @@ import { stopOnRefusedDatabase } from '../redis.js';
 
 /**
  * @param {object} options
- * @param {string} options.redisUrl
+ * @param {import('../redis.js').RedisTarget | string} options.redis  config.redis: BullMQ's connections get the same TLS check as ours
  * @param {string} options.prefix      BullMQ key prefix (hash-tagged, from redisKeys)
  * @param {string} options.name        queue name
  * @param {number} options.attempts    tries per item before it is dead-lettered
@@ -26,19 +25,15 @@ import { stopOnRefusedDatabase } from '../redis.js';
  * @param {import('pino').Logger} options.logger
  * @returns {QueueAdapter}
  */
-export function createBullmqQueue({ redisUrl, prefix, name, attempts, backoffMs = 1000, lockMs = 10_000, idOf, releaseAtOf, logger }) {
-  const connection = () => {
-    const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `pushpace:${name}` });
-    redis.on('error', () => {}); // surfaced through commands; keeps reconnects from crashing the process
-    stopOnRefusedDatabase(redis);
-    return redis;
-  };
+export function createBullmqQueue({ redis: target, prefix, name, attempts, backoffMs = 1000, lockMs = 10_000, idOf, releaseAtOf, logger }) {
+  // BullMQ needs maxRetriesPerRequest: null, which is what openRedis gives a connection that retries.
+  const connection = () => openRedis(target, { name: `pushpace:${name}` });
   const producerConnection = connection();
   const queue = new Queue(name, { connection: producerConnection, prefix });
   const deadQueue = new Queue(`${name}-dead`, { connection: producerConnection, prefix });
   /** @type {Worker | null} */
   let worker = null;
-  /** @type {Redis | null} */
+  /** @type {import('ioredis').Redis | null} */
   let workerConnection = null;
 
   return {

@@ -49,7 +49,7 @@ export function createSegmentQueue(config, logger) {
   }
   return createBullmqQueue({
     ...common,
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     prefix: redisKeys(config.keyPrefix).bullPrefix,
     lockMs: config.segmentLockMs
   });

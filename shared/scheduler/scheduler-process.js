@@ -21,8 +21,8 @@ import { createFireLaunch } from './launch-fire.js';
 export async function startScheduler(config, logger, ops = detachedOps('scheduler')) {
   const { fires } = schedulerMetrics(ops.registry);
   for (const outcome of ['launched', 'skipped', 'failed']) fires.inc({ outcome }, 0);
-  const redis = createRedis(config.redisUrl, { name: 'pushpace:scheduler' });
-  await assertRedisReachable(redis, config.redisUrl);
+  const redis = createRedis(config.redis, { name: 'pushpace:scheduler' });
+  await assertRedisReachable(redis, config.redis);
   const scheduler = createScheduler({
     store: createScheduleStore(redis, config),
     campaigns: createCampaignStore(redis, config),

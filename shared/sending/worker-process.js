@@ -18,8 +18,8 @@ import { detachedOps } from '../metrics/ops-server.js';
  * @param {import('../metrics/ops-server.js').OpsContext} [ops] where metrics go (lifecycle.js passes its own)
  */
 export async function startWorker(config, logger, ops = detachedOps('worker')) {
-  const redis = createRedis(config.redisUrl, { name: 'pushpace:worker' });
-  await assertRedisReachable(redis, config.redisUrl);
+  const redis = createRedis(config.redis, { name: 'pushpace:worker' });
+  await assertRedisReachable(redis, config.redis);
   await warnIfNotPersistent(redis, logger);
   const store = createCampaignStore(redis, config);
   const bucket = createTokenBucket(redis, config);

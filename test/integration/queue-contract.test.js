@@ -49,7 +49,7 @@ function openQueue(backend, { attempts = 3, backoffMs = 200, shared } = {}) {
   /** @type {Queue} */
   let queue;
   if (backend === 'bullmq') {
-    queue = createBullmqQueue({ redisUrl: REDIS_URL, prefix: redisKeys(prefix).bullPrefix, name, attempts, backoffMs, idOf, releaseAtOf, logger });
+    queue = createBullmqQueue({ redis: REDIS_URL, prefix: redisKeys(prefix).bullPrefix, name, attempts, backoffMs, idOf, releaseAtOf, logger });
     if (!shared) cleanups.push(() => dropPrefix(prefix));
   } else {
     queue = createRabbitmqQueue({ amqpUrl: AMQP_URL, namespace: prefix, name, attempts, backoffMs, idOf, releaseAtOf, logger });

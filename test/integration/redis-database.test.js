@@ -42,7 +42,7 @@ test('a connection whose SELECT is refused runs no command, and says it is REDIS
 });
 
 test('BullMQ\'s connections stop too: an enqueue fails instead of landing in database 0', async () => {
-  const queue = createBullmqQueue({ redisUrl: MISSING_DATABASE, prefix: `{${prefix}}:bull`, name: 'segments', attempts: 1, logger: createLogger({ logLevel: 'silent' }) });
+  const queue = createBullmqQueue({ redis: MISSING_DATABASE, prefix: `{${prefix}}:bull`, name: 'segments', attempts: 1, logger: createLogger({ logLevel: 'silent' }) });
   try {
     await assert.rejects(queue.enqueue([{ id: 1 }]));
   } finally {

@@ -20,7 +20,8 @@ function assertEachNamed(cases) {
 
 test('defaults give a local setup on the bundled emulator', () => {
   const config = loadConfig({});
-  assert.equal(config.redisUrl, DEFAULTS.REDIS_URL);
+  assert.equal(config.redis.url, DEFAULTS.REDIS_URL);
+  assert.equal(config.redis.tlsRejectUnauthorized, true);
   assert.equal(config.sendRate, 200);
   assert.equal(config.sendBurst, 10, 'burst defaults to 5% of the rate');
   assert.deepEqual({ ...config.sns }, { region: 'us-east-1', endpoint: 'http://127.0.0.1:9911', emulator: true });
@@ -53,7 +54,7 @@ test('CAMPAIGN_RETENTION_DAYS: 30 by default, 0 keeps campaigns forever, anythin
 
 test('REDIS_URL: a database number or none, a host, no query but family; anything else is refused by name', () => {
   for (const url of ['redis://h:6379', 'redis://h:6379/', 'redis://h:6379/0', 'redis://h:6379/99', 'rediss://:pw@h:6380/15', 'redis://h/2?family=6']) {
-    assert.equal(loadConfig({ REDIS_URL: url }).redisUrl, url);
+    assert.equal(loadConfig({ REDIS_URL: url }).redis.url, url);
   }
   for (const url of ['redis://h:6379/-1', 'redis://h:6379/abc', 'redis://h:6379/01', 'redis://h:6379/1/2', 'redis://h:6379/1.5',
     'redis://h:6379/2?db=3', 'redis:///0', 'redis://h:6379/0#x']) {
