@@ -40,6 +40,8 @@ import { lossGuardRate } from './loss-guard.js';
 
 /** The log-likelihoods forget with this time constant, so the bank can follow a change. */
 const MEMORY_MS = 30 * 60_000;
+/** The share of the old average each window's innovation replaces (about 20 windows' memory). */
+const NOISE_SHARE = 0.05;
 /** The learned member's complexity penalty, in log-likelihood (see score()). */
 const LEARNED_PENALTY = 10;
 
@@ -84,6 +86,8 @@ export function createModelBank(o) {
   let jumps = 0;
   /** The push load the likeliest member predicted for the last window. */
   let lastPush = 0;
+  /** The likeliest member's innovations, averaged over about NOISE_WINDOWS windows (see excessNoise). */
+  const noise = { mean: 0, square: 0, predicted: 0 };
 
   /**
    * One metrics window: every member scores its prediction, then updates its filter.
@@ -106,7 +110,31 @@ export function createModelBank(o) {
       }
       m.member.update(window);
     }
-    if (topPrediction) detectJump(topPrediction, rps);
+    if (topPrediction) {
+      if (!censored) learnNoise(topPrediction);
+      detectJump(topPrediction, rps);
+    }
+  }
+
+  /**
+   * The window-to-window load noise the model does not explain. The filters assume Poisson
+   * counting plus `rpsNoise` (2%) of dispersion; real baselines wander more (the families draw
+   * up to 10%, correlated over seconds to minutes), and each window is judged against the SLO
+   * on its own. The variance of the likeliest member's innovations around their mean, less
+   * the variance it predicted for them, is that excess; the plan keeps room for
+   * `excessNoiseWeight` of it (as baseline variance, at each member's caution). Around the
+   * mean: a lasting offset is the baseline filter's to follow, not noise.
+   * @param {{ innovation: number, variance: number }} prediction
+   */
+  function learnNoise({ innovation, variance }) {
+    noise.mean += NOISE_SHARE * (innovation - noise.mean);
+    noise.square += NOISE_SHARE * (innovation * innovation - noise.square);
+    noise.predicted += NOISE_SHARE * (variance - noise.predicted);
+  }
+
+  /** The excess variance (rps²) of the innovations over the predicted, never below 0. */
+  function excessNoise() {
+    return Math.max(0, noise.square - noise.mean * noise.mean - noise.predicted);
   }
 
   /**
@@ -196,7 +224,8 @@ export function createModelBank(o) {
     let rate = Infinity;
     for (const m of models) {
       if (m.z === null) continue;
-      const estimate = m.member.estimate();
+      const learned = m.member.estimate();
+      const estimate = o.excessNoiseWeight > 0 ? { ...learned, pBB: learned.pBB + o.excessNoiseWeight * excessNoise() } : learned;
       m.lastMaxUnitLoad = maxUnitLoadOf(estimate, capacityRps, m.z);
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
@@ -273,6 +302,7 @@ export function createModelBank(o) {
         sigmaFactor: top.member.sigmaFactor,
         plausibleModels: models.filter((m) => m.z !== null).length,
         baselineJumps: jumps,
+        excessNoiseRps: Math.sqrt(excessNoise()),
         maxUnitLoad: top.lastMaxUnitLoad,
         uncertaintyRps: loadBoundOf(estimate, top.lastMaxUnitLoad, o.confidence) - loadBoundOf(estimate, top.lastMaxUnitLoad, 0),
         members: models.map((m) => ({

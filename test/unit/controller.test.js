@@ -5,6 +5,7 @@ import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../../shared/paci
 import { binKernel, predictLoad, requestTimeMassPerSecond } from '../../shared/pacing/wake-up-model.js';
 import { createModelBank } from '../../shared/pacing/model-bank.js';
 import { lossGuardRate } from '../../shared/pacing/loss-guard.js';
+import { mulberry32 } from '../../shared/seeded-random.js';
 
 /** @typedef {import('../../shared/types.js').GatewaySample} GatewaySample */
 
@@ -504,4 +505,30 @@ test('after a capacity loss the capacity fit forgets its old base point and meas
   assert.equal(s.rebase, false);
   assert.equal(s.baseRps, 250);
   assert.equal(s.baseLatencyMs, 230);
+});
+
+test('the plan keeps room for load noise the filters do not explain, measured from their innovations, and only for that', () => {
+  /** Windows of a flat 300-rps baseline with `sigma` of noise beyond Poisson, no sends; the last decision and snapshot. */
+  const run = (/** @type {number} */ sigma, /** @type {number} */ excessNoiseWeight) => {
+    const random = mulberry32(7);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    // A gain known for certain: the baseline's variance is then what bounds the plan.
+    const c = createInspectableController({ capacityRps: 1000, excessNoiseWeight, priorUncertainty: 1, gainDrift: 0 });
+    let decision = { rate: 0 };
+    for (let k = 0; k < 60; k++) {
+      const rps = 300 * (1 + sigma * normal()) + Math.sqrt(300 / 10) * normal();
+      decision = c.update({ now: k * 10_000, sent: 0, gateway: { rps, p95Ms: 100, p99Ms: 150, errorRatio: 0 } });
+    }
+    return { rate: decision.rate, noiseRps: /** @type {number} */ (c.snapshot().excessNoiseRps) };
+  };
+  const noisy = run(0.1, 0.3);
+  const noisyIgnored = run(0.1, 0);
+  // 10% of 300 rps is 30 rps of noise; the filters expect about 8 (2% and Poisson).
+  assert.ok(noisy.noiseRps > 15 && noisy.noiseRps < 45, `excess noise ${noisy.noiseRps} rps`);
+  assert.ok(noisy.rate < 0.97 * noisyIgnored.rate, `with the margin ${noisy.rate}/s, without ${noisyIgnored.rate}/s`);
+  // Noise the filters already expect leaves the plan where it was.
+  const quiet = run(0.01, 0.3);
+  const quietIgnored = run(0.01, 0);
+  assert.ok(quiet.noiseRps < 5, `excess noise ${quiet.noiseRps} rps`);
+  assert.ok(Math.abs(quiet.rate - quietIgnored.rate) <= 0.01 * quietIgnored.rate, `${quiet.rate}/s against ${quietIgnored.rate}/s`);
 });
