@@ -29,6 +29,9 @@ import { InputError } from '../errors.js';
  * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
  * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
  * @property {number} slowOpenerFactor  the bank also holds members whose median is this and its square times the prior's (users who open far later than configured); ≤ 1: none
+ * @property {number} shapePriorMedianFactor  a remembered open-delay median, as a factor of openDelayMedianMs (wake-up-memory.js): members near it start likelier
+ * @property {number} shapePriorSigmaFactor   and σ, as a factor of openDelaySigma
+ * @property {number} shapePriorWeight  how far the bank trusts that remembered shape, 0 (not at all: every member starts equal) to 1 (the memory's share of the prior)
  * @property {number} responseHorizonMs the learned wake-up response (impulse-response.js) covers lags up to this long (0: no learned member)
  * @property {number} responseMaxBins   and at most this many bins of binMs (its update costs O(bins²))
  * @property {number} responseFloorShare  the learned response's prior lets every lag carry load up to about this share of the prior's peak (room for a second hump or a heavy tail; more room learns them sooner and plans more cautiously until it has)
@@ -88,6 +91,9 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   priorUncertainty: 3,
   shapeUncertainty: 0.2,
   slowOpenerFactor: 3,
+  shapePriorMedianFactor: 1,
+  shapePriorSigmaFactor: 1,
+  shapePriorWeight: 0,
   responseHorizonMs: 0,
   responseMaxBins: 360,
   responseFloorShare: 0.02,
@@ -144,7 +150,7 @@ export function resolveControllerOptions(options = {}) {
     }
   }
   const o = /** @type {ControllerOptions} */ (merged);
-  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty']);
+  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor']);
   for (const key of positive) if (!(o[key] > 0)) throw new InputError(`controller option ${key} must be > 0, got ${o[key]}`);
   if (o.setpointRatio > 1) throw new InputError(`controller option setpointRatio must be ≤ 1 (a share of the SLO), got ${o.setpointRatio}`);
   if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);
@@ -154,6 +160,7 @@ export function resolveControllerOptions(options = {}) {
   if (o.coldStartShare > 1) throw new InputError(`controller option coldStartShare must be ≤ 1 (a share of capacityRps), got ${o.coldStartShare}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
+  if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);
   return Object.freeze(o);
 }

@@ -42,7 +42,11 @@ import { createCapacityEstimator } from './capacity-estimator.js';
 
 /** @typedef {{ rate: number, reason: RateReason }} RateDecision */
 
-/** @typedef {{ requestsPerSend: number, requestsPerSendSd: number }} GainPrior  requests per send a campaign starts from */
+/**
+ * @typedef {{ requestsPerSend: number, requestsPerSendSd: number, shape?: ShapePrior }} GainPrior  requests per send a
+ *   campaign starts from, and the open-delay shape its model bank leans towards (wake-up-memory.js)
+ * @typedef {import('./model-bank.js').ShapePrior} ShapePrior
+ */
 
 /**
  * @typedef {object} FinishedCampaign  what the controller had learned when sends stopped for idleResetMs

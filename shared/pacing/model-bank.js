@@ -44,6 +44,18 @@ const MEMORY_MS = 30 * 60_000;
 const NOISE_SHARE = 0.05;
 /** The learned member's complexity penalty, in log-likelihood (see score()). */
 const LEARNED_PENALTY = 10;
+/**
+ * The most a remembered shape lowers a member's starting log-likelihood: memory alone rules
+ * no shape out (e^-3: about 1/20 the odds), the data must.
+ */
+const SHAPE_PRIOR_FLOOR = -3;
+
+/**
+ * @typedef {object} ShapePrior  an open-delay shape earlier campaigns showed (wake-up-memory.js)
+ * @property {number} medianFactor  as a factor of the configured median
+ * @property {number} sigmaFactor   and of the configured σ
+ * @property {number} weight        how far to trust it, 0 to 1 (the memory's share of the prior)
+ */
 
 /** @param {Readonly<ControllerOptions>} o */
 export function createModelBank(o) {
@@ -65,9 +77,13 @@ export function createModelBank(o) {
   /** @type {BankMember[]} */
   const members = [...shapeMembers];
   if (learned) members.push(learned);
+  /** @type {ShapePrior | null} */
+  const configuredShape = o.shapePriorWeight > 0
+    ? { medianFactor: o.shapePriorMedianFactor, sigmaFactor: o.shapePriorSigmaFactor, weight: o.shapePriorWeight }
+    : null;
   const models = members.map((member) => ({
     member,
-    logLikelihood: 0,
+    logLikelihood: shapeLogPrior(member, configuredShape),
     /** Standard deviations this member plans at; null when it does not count. @type {number | null} */
     z: /** @type {number | null} */ (null),
     lastMaxUnitLoad: 0,
@@ -186,13 +202,29 @@ export function createModelBank(o) {
 
   /**
    * Back to the prior gain and shape: the next sends may belong to another campaign.
-   * @param {{ requestsPerSend: number, requestsPerSendSd: number }} [prior]  the configured one if not given
+   * @param {{ requestsPerSend: number, requestsPerSendSd: number, shape?: ShapePrior }} [prior]  the configured one if not given
    */
   function resetGain(prior) {
+    const shape = prior?.shape ?? configuredShape;
     for (const m of models) {
       m.member.resetGain(prior);
-      m.logLikelihood = 0;
+      m.logLikelihood = shapeLogPrior(m.member, shape);
     }
+  }
+
+  /**
+   * A member's starting log-likelihood under a remembered shape: a Gaussian in the logs of the
+   * median and σ factors, one bank step (a factor 1 + shapeUncertainty) wide at full weight, so
+   * the member one step away starts at e^-0.5 the odds, and never below SHAPE_PRIOR_FLOOR. The
+   * learned member has no shape to compare; it starts at 0, as the remembered shape's member.
+   * @param {BankMember} member
+   * @param {ShapePrior | null} shape
+   */
+  function shapeLogPrior(member, shape) {
+    if (!shape || !(shape.weight > 0) || !Number.isFinite(member.medianFactor)) return 0;
+    const step = Math.log(1 + (o.shapeUncertainty || 0.2));
+    const distance2 = (Math.log(member.medianFactor / shape.medianFactor) ** 2 + Math.log(member.sigmaFactor / shape.sigmaFactor) ** 2) / step ** 2;
+    return Math.max(SHAPE_PRIOR_FLOOR, -0.5 * shape.weight * distance2);
   }
 
   /** The chance of overload the plan accepts, for the mixture of members. */

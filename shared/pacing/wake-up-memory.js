@@ -6,7 +6,9 @@
 // entries' average, each weighted by its precision and by its age (halved every
 // `halfLifeMs`), with the configured PACING_* prior as one more entry of fixed weight: the
 // prior of last resort, and the one that wins when the memory is old or thin. Entries of the
-// same message kind count fully; other kinds count a quarter. Pure: the governor keeps the
+// same message kind count fully; other kinds count a quarter. The remembered open-delay shape
+// (the entries' weighted geometric mean of the median and σ factors) makes the model bank's
+// members near it start likelier, as far as the memory outweighs the configured prior. Pure: the governor keeps the
 // entries in Redis (governor/model-memory.js), the simulator in an array (sim/second-campaign.js).
 import { priorGain as configuredGain } from './bank-members.js';
 
@@ -80,21 +82,27 @@ export function priorFromMemory(entries, { now, kind = null, halfLifeMs = 7 * 86
   for (const u of used) variance += u.weight * (u.sd ** 2 + (u.gain - gain) ** 2);
   const sd = Math.max(Math.sqrt(variance / weightSum), MIN_RELATIVE_SD * gain);
   const fromMemory = memoryWeight / weightSum;
+  // The open delay's shape: the entries' weighted geometric mean, trusted as far as the memory
+  // outweighs the configured prior. The model bank starts its members near it likelier
+  // (model-bank.js, shapeLogPrior); the data still decide.
+  const shape = {
+    medianFactor: memoryWeight > 0 ? Math.exp(logMedianSum / memoryWeight) : 1,
+    sigmaFactor: memoryWeight > 0 ? Math.exp(logSigmaSum / memoryWeight) : 1,
+    weight: fromMemory
+  };
   return {
     /** As controller options, for a controller created for the campaign (the simulator). */
     options: {
       openProbability: gain / configured.requestsPerOpen,
       // configuredGain's rule, inverted: the upper bound at `confidence` σ as a factor of the mean.
-      priorUncertainty: 1 + Math.max(configured.confidence, 1) * sd / gain
+      priorUncertainty: 1 + Math.max(configured.confidence, 1) * sd / gain,
+      shapePriorMedianFactor: shape.medianFactor,
+      shapePriorSigmaFactor: shape.sigmaFactor,
+      shapePriorWeight: shape.weight
     },
     /** As the governor's controller takes it between campaigns (setGainPrior). */
-    gainPrior: { requestsPerSend: gain, requestsPerSendSd: sd },
-    // The open delay's shape is remembered and shown, not yet a prior: the model bank's
-    // members are built around the configured shape (docs/pacing.md).
-    shape: {
-      medianFactor: memoryWeight > 0 ? Math.exp(logMedianSum / memoryWeight) : 1,
-      sigmaFactor: memoryWeight > 0 ? Math.exp(logSigmaSum / memoryWeight) : 1
-    },
+    gainPrior: { requestsPerSend: gain, requestsPerSendSd: sd, shape },
+    shape,
     fromMemory,
     entries: used.length
   };

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { memoryEntryOf, priorFromMemory } from '../../shared/pacing/wake-up-memory.js';
 import { secondCampaign } from '../../sim/second-campaign.js';
 import { loadScenario } from '../../sim/scenario.js';
+import { createModelBank } from '../../shared/pacing/model-bank.js';
+import { resolveControllerOptions } from '../../shared/pacing/controller-options.js';
 
 const CONFIGURED = { openProbability: 0.1, requestsPerOpen: 15, priorUncertainty: 3, confidence: 2, openDelayMedianMs: 90_000, openDelaySigma: 1 };
 const DAY = 86_400_000;
@@ -16,7 +18,8 @@ test('no memory: the configured prior, unchanged', () => {
   assert.equal(prior.fromMemory, 0);
   assert.ok(Math.abs(prior.options.openProbability - 0.1) < 1e-12);
   assert.ok(Math.abs(prior.options.priorUncertainty - 3) < 1e-9);
-  assert.deepEqual(prior.shape, { medianFactor: 1, sigmaFactor: 1 });
+  assert.deepEqual(prior.shape, { medianFactor: 1, sigmaFactor: 1, weight: 0 });
+  assert.equal(prior.options.shapePriorWeight, 0, 'the bank starts every member equal');
 });
 
 test('a fresh, sharp estimate moves the prior most of the way, and narrows it', () => {
@@ -37,6 +40,28 @@ test('old memory fades back to the configured prior; another kind counts less', 
   const split = priorFromMemory([entry({ requestsPerSend: 2 }), entry({ requestsPerSend: 6 })], { now: DAY }, CONFIGURED);
   assert.ok(split.gainPrior.requestsPerSend > 2 && split.gainPrior.requestsPerSend < 6);
   assert.ok(split.gainPrior.requestsPerSendSd > 1, `${split.gainPrior.requestsPerSendSd}`);
+});
+
+test('the remembered shape makes the bank start from the member nearest it; memory alone rules no member out', () => {
+  const prior = priorFromMemory([entry({ medianFactor: 1.2, sigmaFactor: 1 })], { now: DAY }, CONFIGURED);
+  assert.ok(prior.shape.weight > 0.9, `the memory's share: ${prior.shape.weight}`);
+  assert.deepEqual(prior.gainPrior.shape, prior.shape, 'the governor path carries it too');
+
+  const plain = createModelBank(resolveControllerOptions({}));
+  assert.equal(plain.snapshot().medianFactor, 1, 'without memory: the configured shape');
+  const remembered = createModelBank(resolveControllerOptions(prior.options));
+  assert.equal(remembered.snapshot().medianFactor, 1.2, 'from the options (a controller made for the campaign)');
+  // Between campaigns (the governor's setGainPrior): the reset takes the shape with the gain.
+  plain.resetGain(prior.gainPrior);
+  assert.equal(plain.snapshot().medianFactor, 1.2, 'from the gain prior');
+  plain.resetGain();
+  assert.equal(plain.snapshot().medianFactor, 1, 'and back to the configured shape without one');
+
+  // Every member still counts before any data, the slow openers at 9 × the median included.
+  remembered.plan({ capacityRps: 1000, nowMs: 0, intervalMs: 10_000, remaining: Infinity });
+  const members = remembered.snapshot().plausibleModels;
+  plain.plan({ capacityRps: 1000, nowMs: 0, intervalMs: 10_000, remaining: Infinity });
+  assert.equal(members, plain.snapshot().plausibleModels, `${members} members count with the remembered shape`);
 });
 
 test('a campaign that learned nothing leaves no entry', () => {
