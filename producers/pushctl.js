@@ -31,10 +31,11 @@ const OPTIONS = {
   query: { flags: '--query <sql>', description: 'the audience from PostgreSQL (DATABASE_URL): a SELECT returning endpoint_arn and platform, run read-only' },
   to: {
     flags: '--to <arn>', description: 'a test send to this one device endpoint, now, instead of a campaign',
-    conflicts: ['audience', 'query', 'name', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl', 'format']
+    conflicts: ['audience', 'query', 'name', 'kind', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl', 'format']
   },
   message: { flags: '--message <file>', description: 'the message file (JSON: title, body, locales, data...)' },
   name: { flags: '--name <name>', description: 'the campaign\'s name (default: the message file\'s name)' },
+  kind: { flags: '--kind <kind>', description: 'the message kind (sale, digest...): the governor learns each kind\'s wake-up traffic apart (docs/pacing.md, "Memory")' },
   rate: { flags: '--rate <n>', description: 'sends/s cap for this campaign, below the shared rate' },
   strict: { flags: '--strict', description: 'reject the whole campaign if any audience line is invalid (default: skip and report them)' },
   dryRun: { flags: '--dry-run', description: 'check and count everything, send and store nothing' },
@@ -56,7 +57,7 @@ const OPTIONS = {
   grace: { flags: '--grace <duration>', description: 'with --missed catch-up: how late a missed fire may still be sent (default SCHEDULE_GRACE_MINUTES)' }
 };
 
-const SEND_OPTIONS = ['audience', 'query', 'message', 'name', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl'];
+const SEND_OPTIONS = ['audience', 'query', 'message', 'name', 'kind', 'rate', 'strict', 'localTime', 'defaultTimezone', 'deadline', 'ttl'];
 
 /**
  * Every command, once: its name, arguments, options and help, and how it runs. Commands
@@ -175,10 +176,10 @@ the governor).
   {
     name: 'model',
     summary: 'what the governor learned of past campaigns\' wake-up traffic, and the prior of the next',
-    details: 'When a campaign ends, the governor keeps its requests per send and open-delay shape;\nthe next campaign starts from their age-weighted average (docs/pacing.md, "Memory").'
+    details: 'When a campaign ends, the governor keeps its requests per send and open-delay shape;\nthe next campaign starts from their age-weighted average, its own kind first\n(send --kind; docs/pacing.md, "Memory").'
   },
   {
-    name: 'model show', summary: 'the remembered campaigns and the prior the next one starts from', options: ['json'],
+    name: 'model show', summary: 'the remembered campaigns and the prior the next one starts from (--kind: the next of that kind)', options: ['kind', 'json'],
     run: withContext(async (ctx, { options }) => (await import('./cli/model.js')).show(ctx, options, io))
   },
   {

@@ -54,6 +54,8 @@ export type CampaignState = 'running' | 'paused' | 'cancelled' | 'completed' | '
 export interface Campaign {
   id: string;
   name: string;
+  /** The message kind (pushctl send --kind), or null: the governor's memory keeps each kind apart. */
+  kind: string | null;
   state: CampaignState;
   message: Message;
   /** Where the audience came from, for people reading status. */

@@ -15,19 +15,20 @@ function memoryOf(ctx) {
 }
 
 /**
- * @param {Context} ctx @param {{ json?: boolean }} options @param {Io} io
+ * @param {Context} ctx @param {{ json?: boolean, kind?: string }} options @param {Io} io
  * @returns {Promise<number>}
  */
 export async function show(ctx, options, io) {
   const { memory, configured } = memoryOf(ctx);
-  const [entries, prior] = await Promise.all([memory.entries(), memory.prior(Date.now())]);
+  const kind = options.kind ?? null;
+  const [entries, prior] = await Promise.all([memory.entries(), memory.prior(Date.now(), kind)]);
   if (options.json) {
-    io.stdout.write(JSON.stringify({ next: { ...prior.gainPrior, fromMemory: prior.fromMemory, campaigns: prior.entries, shape: prior.shape }, configured, entries }) + '\n');
+    io.stdout.write(JSON.stringify({ next: { ...prior.gainPrior, kind, fromMemory: prior.fromMemory, campaigns: prior.entries }, configured, entries }) + '\n');
     return 0;
   }
   const fixed = (/** @type {number} */ n) => n.toFixed(2);
   const lines = [
-    `next campaign: ${fixed(prior.gainPrior.requestsPerSend)} requests per send (± ${fixed(prior.gainPrior.requestsPerSendSd)}), ` +
+    `next campaign${kind ? ` of kind ${kind}` : ''}: ${fixed(prior.gainPrior.requestsPerSend)} requests per send (± ${fixed(prior.gainPrior.requestsPerSendSd)}), ` +
       (prior.fromMemory > 0 ? `${Math.round(prior.fromMemory * 100)}% from ${prior.entries} remembered campaign(s)` : 'from PACING_* alone (nothing remembered)'),
     `PACING_* prior: ${fixed(configured.requestsPerSend)} (± ${fixed(configured.requestsPerSendSd)})`
   ];

@@ -32,6 +32,7 @@ export function campaignProgress(campaign, { rate, now = Date.now(), achievedRat
   return {
     id: campaign.id,
     name: campaign.name,
+    kind: campaign.kind,
     state: campaign.state,
     total: campaign.total,
     enqueued: campaign.enqueued,

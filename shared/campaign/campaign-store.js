@@ -162,7 +162,7 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
     /**
      * Creates a campaign in state running with nothing enqueued yet. Never over an
      * existing one: a taken id throws CampaignExistsError and changes nothing.
-     * @param {{ id?: string, name: string, message: Message, source: string, maxRate?: number | null,
+     * @param {{ id?: string, name: string, kind?: string | null, message: Message, source: string, maxRate?: number | null,
      *           skipped?: number, duplicates?: number, excluded?: number, startAt?: number, deadlineAt?: number | null,
      *           ttlMs?: number | null, localTime?: string | null, defaultTimezone?: string | null, createdAt?: number }} spec
      */
@@ -170,7 +170,7 @@ export function createCampaignStore(redis, { keyPrefix, campaignRetentionDays = 
       const id = spec.id ?? newCampaignId();
       const now = spec.createdAt ?? Date.now();
       const fields = {
-        id, name: spec.name, state: 'running', message: JSON.stringify(spec.message), source: spec.source,
+        id, name: spec.name, kind: spec.kind ?? '', state: 'running', message: JSON.stringify(spec.message), source: spec.source,
         maxRate: spec.maxRate ?? '', createdAt: now, enqueued: '0', outcomeBits: OUTCOME_BITS,
         total: 0, segmentsTotal: 0, segmentsDone: 0, delivered: 0, disabled: 0, failed: 0, cancelled: 0, expired: 0,
         skipped: spec.skipped ?? 0, duplicates: spec.duplicates ?? 0, excluded: spec.excluded ?? 0,
@@ -399,6 +399,7 @@ function parseCampaign(hash) {
   return /** @type {Campaign} */ ({
     id: hash.id,
     name: hash.name,
+    kind: hash.kind || null,
     state: /** @type {CampaignState} */ (hash.state),
     message: JSON.parse(hash.message),
     source: hash.source,

@@ -69,6 +69,7 @@ export function planReleases(devicesByZone, { localTime: time, defaultTimezone, 
  * @param {AudienceSource} spec.source
  * @param {Message} spec.message
  * @param {string} spec.name
+ * @param {string | null} [spec.kind] the message kind, or null
  * @param {string} spec.sourceLabel
  * @param {number | null} [spec.maxRate]
  * @param {string} [spec.id]
@@ -94,7 +95,7 @@ export async function enqueueCampaign(spec, { store, queue, segmentSize, logger,
   // this fire first) create throws CampaignExistsError and this launch must not touch,
   // let alone fail, a campaign it did not create.
   const campaign = await store.create({
-    id: spec.id, name: spec.name, message: spec.message, source: spec.sourceLabel, maxRate: spec.maxRate ?? null,
+    id: spec.id, name: spec.name, kind: spec.kind ?? null, message: spec.message, source: spec.sourceLabel, maxRate: spec.maxRate ?? null,
     // One clock reading for both: a campaign sent at once starts exactly when it is created.
     createdAt: now, startAt, localTime: localTime?.text ?? null, defaultTimezone, ttlMs: timing.ttlMs,
     // Without local time every device starts at startAt, so the TTL is one campaign-wide deadline.

@@ -12,6 +12,9 @@ import { parseCampaignTiming } from './campaign-timing.js';
 /** @typedef {import('./campaign-timing.js').CampaignTiming} CampaignTiming */
 /** @typedef {import('../audience/open-source.js').AudienceChoice} AudienceChoice */
 
+/** A message kind: a short name, as it appears in logs, reports and `pushctl model show`. */
+const KIND = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
+
 /**
  * pushctl send's options as text (as parsed by pushctl, or as a schedule stores them).
  * @typedef {object} LaunchOptions
@@ -19,6 +22,7 @@ import { parseCampaignTiming } from './campaign-timing.js';
  * @property {string} [query]
  * @property {string} [message]  the message file
  * @property {string} [name]
+ * @property {string} [kind]  the message kind, for the governor's memory
  * @property {string} [rate]
  * @property {boolean} [strict]
  * @property {string} [deadline] ISO 8601 time after which nothing is sent
@@ -33,6 +37,7 @@ import { parseCampaignTiming } from './campaign-timing.js';
  * @property {AudienceChoice} audience
  * @property {Message} message
  * @property {string} name
+ * @property {string | null} kind     the message kind (--kind): the governor's memory keeps each kind's wake-up response apart
  * @property {number | null} maxRate  this campaign's own cap (--rate), or null
  * @property {boolean} strict         refuse the campaign if any audience line is invalid
  * @property {CampaignTiming} timing
@@ -61,11 +66,16 @@ export async function parseLaunchRequest(options, { command, now, defaultTimezon
   if (maxRate !== null && !(Number.isFinite(maxRate) && maxRate > 0)) {
     throw new InputError(`--rate must be a positive number of sends per second, got "${options.rate}"`);
   }
+  const kind = options.kind === undefined ? null : String(options.kind);
+  if (kind !== null && !KIND.test(kind)) {
+    throw new InputError(`--kind must be a short name of letters, digits, '.', '_' or '-' (at most 40, starting with a letter or digit), got ${JSON.stringify(kind)}`);
+  }
   const timing = parseCampaignTiming(options, { now, defaultTimezone });
   return {
     audience,
     message: message ?? await readMessageFile(options.message),
     name: options.name ?? basename(options.message),
+    kind,
     maxRate,
     strict: options.strict === true,
     timing,

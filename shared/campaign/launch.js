@@ -139,7 +139,7 @@ export async function launch(plan, { config, store, queue, logger, signal, onCre
   }
   try {
     const { campaign } = await enqueueCampaign({
-      id: request.id, source: plan.source, message: request.message, name: request.name, sourceLabel: plan.sourceLabel,
+      id: request.id, source: plan.source, message: request.message, name: request.name, kind: request.kind, sourceLabel: plan.sourceLabel,
       maxRate: request.maxRate, startAt: request.startAt, timing: request.timing, signal, onCreated
     }, { store, queue, segmentSize: config.segmentSize, logger });
     return {

@@ -47,6 +47,12 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
       const releases = await Promise.all(running.map((campaign) => (campaign.localTime ? campaigns.releases(campaign.id) : [])));
       return devicesStillToSend(running.map((campaign, i) => ({ campaign, releases: releases[i] })));
     },
+    // The kind the running campaigns name (pushctl send --kind), when they agree: the memory's
+    // prior for it, and the kind a finished campaign is remembered under.
+    readKind: async () => {
+      const kinds = new Set((await campaigns.active()).filter((campaign) => campaign.state === 'running').map((campaign) => campaign.kind));
+      return kinds.size === 0 ? undefined : kinds.size === 1 ? [...kinds][0] : null;
+    },
     logger,
     // What finished campaigns taught: each campaign's prior comes from it (pushctl model show|reset).
     memory: createModelMemory(redis, config.keyPrefix, resolveControllerOptions(config.pacing.controller)),

@@ -48,6 +48,9 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  * @param {() => Promise<GatewaySample | null>} options.readGateway  null when no metrics are available
  * @param {() => Promise<number | null>} [options.readRemaining]  devices the running campaigns still
  *   have to send (campaign-progress.js devicesStillToSend); null, or no function, when unknown
+ * @param {() => Promise<string | null | undefined>} [options.readKind]  the message kind the running campaigns
+ *   name, when they all name the same one; null when they name none or several; undefined when none runs.
+ *   The memory keeps each kind's wake-up response apart.
  * @param {import('pino').Logger} options.logger
  * @param {number} options.tickMs          time between decisions (the controller's metrics window)
  * @param {() => number} [options.now]     the controller's clock, ms
@@ -59,7 +62,7 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  *   campaign's prior comes from it, and each finished campaign is kept in it
  */
 export function createGovernor({
-  redis, keyPrefix, bucket, controller, readGateway, readRemaining = async () => null, logger, tickMs,
+  redis, keyPrefix, bucket, controller, readGateway, readRemaining = async () => null, readKind = async () => undefined, logger, tickMs,
   now = Date.now, maxRate, leaseTtlMs = DEFAULT_LEASE_TTL_MS,
   holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS, memory
 }) {
@@ -90,6 +93,10 @@ export function createGovernor({
   let leaseWork = Promise.resolve();
   /** @type {Promise<void>} */
   let tickWork = Promise.resolve();
+  /** The message kind the controller's prior was made for (null: every kind). */
+  let priorKind = /** @type {string | null} */ (null);
+  /** The kind of the campaign being learned: undefined before its first send, null when its sends mixed kinds. */
+  let learningKind = /** @type {string | null | undefined} */ (undefined);
 
   async function checkLease() {
     try {
@@ -199,9 +206,19 @@ export function createGovernor({
       // A counter going backwards (bucket key deleted) counts as no sends, not negative ones.
       const sent = lastGranted === null ? 0 : Math.max(0, granted - lastGranted);
       lastGranted = granted;
-      const [gateway, read] = await Promise.all([readOrNull(readGateway, 'gateway metrics'), readOrNull(readRemaining, 'the devices still to send')]);
+      const [gateway, read, kind] = await Promise.all([readOrNull(readGateway, 'gateway metrics'),
+        readOrNull(readRemaining, 'the devices still to send'), readOrNull(readKind, 'the running campaigns\' kind')]);
       // Anything but a count (a corrupt counter read as NaN) is unknown: the controller would refuse it.
       const remaining = countOrNull(read);
+      // Campaigns of another kind started (or all ended): the prior for their kind. The
+      // controller takes it at once while it has learned nothing since its last reset (these
+      // sends are the campaign's first), else at its next reset.
+      if ((kind ?? null) !== priorKind) {
+        priorKind = kind ?? null;
+        await usePriorFromMemory();
+      }
+      // Sends while no campaign runs (transactional ones) say nothing of a campaign's kind.
+      if (sent > 0 && kind !== undefined) learningKind = learningKind === undefined || learningKind === kind ? kind : null;
       const at = now();
       const decision = controller.update({ now: at, sent, gateway, remaining });
       lastSeenNow = at;
@@ -216,7 +233,8 @@ export function createGovernor({
         await redis.multi().rpush(keys.governorJournal, JSON.stringify(entry)).ltrim(keys.governorJournal, -journalLength, -1).exec();
       }
       const finished = controller.takeFinished?.();
-      if (finished && written) await rememberCampaign(finished);
+      if (finished && written) await rememberCampaign(finished, learningKind ?? null);
+      if (finished) learningKind = undefined;
       tickCount += 1;
       logger.info({
         tick: tickCount, now: at, sent, gateway, remaining, rate, reason: decision.reason,
@@ -233,12 +251,13 @@ export function createGovernor({
    * Keeps what a finished campaign taught, then gives the controller the prior for the next.
    * Memory is a help, not a need: a failure is logged and the controller keeps its prior.
    * @param {import('../pacing/controller.js').FinishedCampaign} finished
+   * @param {string | null} kind  the message kind its sends named, or null
    */
-  async function rememberCampaign(finished) {
+  async function rememberCampaign(finished, kind) {
     if (!memory) return;
     try {
-      const kept = await memory.remember(finished);
-      logger.info({ holderId, ...finished, kept }, kept ? 'campaign wake-up response remembered' : 'campaign too small to remember');
+      const kept = await memory.remember(finished, kind);
+      logger.info({ holderId, ...finished, kind, kept }, kept ? 'campaign wake-up response remembered' : 'campaign too small to remember');
     } catch (error) {
       logger.warn({ err: error }, 'remembering the campaign\'s wake-up response failed');
     }
@@ -249,9 +268,9 @@ export function createGovernor({
   async function usePriorFromMemory() {
     if (!memory || !controller.setGainPrior) return;
     try {
-      const prior = await memory.prior(now());
+      const prior = await memory.prior(now(), priorKind);
       controller.setGainPrior(prior.fromMemory > 0 ? prior.gainPrior : null);
-      if (prior.fromMemory > 0) logger.info({ holderId, ...prior.gainPrior, fromMemory: prior.fromMemory, campaigns: prior.entries }, 'next campaign starts from memory');
+      if (prior.fromMemory > 0) logger.info({ holderId, kind: priorKind, ...prior.gainPrior, fromMemory: prior.fromMemory, campaigns: prior.entries }, 'next campaign starts from memory');
     } catch (error) {
       logger.warn({ err: error }, 'reading the wake-up memory failed; the next campaign starts from PACING_*');
     }

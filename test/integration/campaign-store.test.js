@@ -53,6 +53,15 @@ test('a campaign is never created over another with the same id', async () => {
     { state: 'running', total: 5, enqueued: true, segmentsTotal: 1, createdAt: first.createdAt });
 });
 
+test('a campaign keeps the message kind it names, and none reads as null', async () => {
+  const store = freshStore();
+  const message = { title: 'Sale', body: 'Everything 20% off' };
+  const sale = await store.create({ name: 'sale', kind: 'sale', message, source: 'test' });
+  const plain = await store.create({ name: 'plain', message, source: 'test' });
+  assert.equal((await store.require(sale.id)).kind, 'sale');
+  assert.equal((await store.require(plain.id)).kind, null);
+});
+
 test('the active index follows every change of state', async () => {
   const store = freshStore();
   const [completes, expires, pausedThenCancelled, fails, cancelledBeforeEnqueued, stays] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => create(store)));

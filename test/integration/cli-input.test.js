@@ -76,6 +76,8 @@ test('bad SQL names the problem', async () => {
 
 test('bad flags and a missing confirmation', async () => {
   await rejects(['send', '--audience', audience.path, '--message', message, '--rate', 'fast', '--yes'], /--rate must be a positive number/);
+  await rejects(['send', '--audience', audience.path, '--message', message, '--kind', 'flash sale', '--yes'], /--kind must be a short name .* got "flash sale"/);
+  await rejects(['send', '--audience', audience.path, '--message', message, '--kind', '', '--yes'], /--kind must be a short name/);
   await rejects(['send', '--audience', audience.path, '--message', message, '--bogus'], /bogus/);
   await rejects(['send', '--message', message], /exactly one of --audience FILE or --query SQL/);
   // 50 devices is over a threshold of 10, and the test has no terminal to ask on.

@@ -100,3 +100,58 @@ test('a campaign too small to learn from is not kept, and an unreadable entry do
   assert.equal(entries.length, 1);
   assert.equal(entries[0].requestsPerSend, 2);
 });
+
+test('a campaign that names its kind is remembered under it, and the next campaign of that kind starts from its own kind first', async () => {
+  const memory = createModelMemory(redis, prefix, configured);
+  await memory.reset();
+  // Digests engage a third of the prior (1.5 requests per send); nothing is known of sales.
+  assert.equal(await memory.remember({ endedAt: Date.now() - 3_600_000, sends: 200_000, requestsPerSend: 0.5, requestsPerSendSd: 0.75, medianFactor: 1, sigmaFactor: 1 }, 'digest'), true);
+  /** @type {string | null | undefined} */
+  let runningKind;
+  let finishNow = false;
+  /** @type {Array<{ kind: string | null | undefined, prior: import('../../shared/pacing/controller.js').GainPrior | null }>} */
+  const priors = [];
+  /** @type {Array<{ kind: string | null | undefined, sent: number }>} */
+  const updates = [];
+  const controller = {
+    update: (/** @type {{ sent: number }} */ o) => { updates.push({ kind: runningKind, sent: o.sent }); return { rate: 50, reason: /** @type {const} */ ('plan') }; },
+    setGainPrior: (/** @type {import('../../shared/pacing/controller.js').GainPrior | null} */ prior) => { priors.push({ kind: runningKind, prior }); },
+    takeFinished: () => {
+      if (!finishNow) return null;
+      finishNow = false;
+      return { endedAt: Date.now(), sends: 100_000, requestsPerSend: 3, requestsPerSendSd: 0.3, medianFactor: 1, sigmaFactor: 1 };
+    }
+  };
+  const bucket = createTokenBucket(redis, { keyPrefix: prefix, sendRate: 1000, sendBurst: 100 });
+  const governor = createGovernor({
+    redis, keyPrefix: prefix, bucket, controller, readGateway: async () => null, readKind: async () => runningKind,
+    logger: createLogger({ logLevel: 'warn' }, {}, { write: () => {} }), tickMs: 100, memory
+  });
+  governor.start();
+  try {
+    await waitFor(async () => priors.length >= 1, { timeoutMs: 5000, what: 'the prior with no campaign running' });
+    runningKind = 'sale';
+    await waitFor(async () => priors.length >= 2, { timeoutMs: 5000, what: 'the prior for sales' });
+    await bucket.takeTransactional(10);
+    await waitFor(async () => updates.some((u) => u.kind === 'sale' && u.sent > 0), { timeoutMs: 5000, what: 'sends while the sale runs' });
+    runningKind = undefined;
+    finishNow = true;
+    await waitFor(async () => (await memory.entries()).length === 2, { timeoutMs: 5000, what: 'the sale remembered' });
+  } finally {
+    await governor.stop();
+  }
+  const [anyKind, sale] = priors.map((p) => /** @type {import('../../shared/pacing/controller.js').GainPrior} */ (p.prior));
+  assert.equal(priors[1].kind, 'sale');
+  // No kind running: the digests count fully; a sale: they count a quarter, so the prior stays nearer PACING_*'s 1.5.
+  assert.ok(anyKind.requestsPerSend < 0.8, `any kind: ${anyKind.requestsPerSend}`);
+  assert.ok(sale.requestsPerSend > anyKind.requestsPerSend + 0.2, `sale ${sale.requestsPerSend} against any kind ${anyKind.requestsPerSend}`);
+  const entries = await memory.entries();
+  assert.deepEqual(entries.map((e) => e.kind), ['sale', 'digest']);
+  const next = await memory.prior(Date.now(), 'sale');
+  assert.ok(next.gainPrior.requestsPerSend > 2.5, `the next sale starts near what the last one taught: ${next.gainPrior.requestsPerSend}`);
+  const shown = await pushctl(['model', 'show', '--kind', 'sale', '--json'], testEnv({ prefix, snsUrl: 'http://127.0.0.1:9' }));
+  assert.equal(shown.code, 0, shown.stderr);
+  const view = JSON.parse(shown.stdout);
+  assert.equal(view.next.kind, 'sale');
+  assert.ok(Math.abs(view.next.requestsPerSend - next.gainPrior.requestsPerSend) < 0.01, `${view.next.requestsPerSend}`);
+});
