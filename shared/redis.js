@@ -79,9 +79,9 @@ export function openRedis(target, { name, failFast = false }) {
   if (cluster) {
     const { startupNodes, options } = clusterStartup(url, { name, failFast, tlsRejectUnauthorized });
     const client = new Cluster(startupNodes, options);
-    // A cluster reports a node's socket error (ECONNREFUSED, a certificate code) as 'node
-    // error', then the command that failed on it ("Connection is closed."), and when no node
-    // answers an 'error' of its own: the socket's error, with its code, says why.
+    // The cluster's errors, kept for assertRedisReachable (one with a code is the most
+    // telling). ioredis mostly drops its nodes' own socket errors (ECONNREFUSED, a certificate
+    // code) and says "Connection is closed.": assertRedisReachable then asks the startup node.
     client.on('node error', (/** @type {Error & { code?: string }} */ error) => {
       if (error?.code || !lastConnectionError.has(client)) lastConnectionError.set(client, error);
     });
