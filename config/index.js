@@ -12,6 +12,7 @@ import { CLOUDWATCH_NAMESPACES, parseDimensions } from '../shared/gateway-metric
 export const DEFAULTS = Object.freeze({
   REDIS_URL: 'redis://127.0.0.1:6379',
   REDIS_TLS_REJECT_UNAUTHORIZED: 'true',
+  REDIS_CLUSTER: 'false',
   KEY_PREFIX: 'push',
   QUEUE_BACKEND: 'bullmq',
   AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
@@ -154,13 +155,26 @@ export function loadConfig(env) {
  * Heroku Key-Value Store and other managed Redis speak TLS (rediss://) with a self-signed
  * certificate: REDIS_TLS_REJECT_UNAUTHORIZED=false skips the check for Redis connections
  * only, where the global NODE_TLS_REJECT_UNAUTHORIZED=0 would also drop it for SNS.
- * It has no effect on a redis:// URL (no TLS).
+ * It has no effect on a redis:// URL (no TLS). REDIS_CLUSTER=true makes every connection an
+ * ioredis Cluster with REDIS_URL as its startup node.
  * @param {ReturnType<typeof reader>} read
  */
 function redisConfig(read) {
+  const url = read.redisUrl('REDIS_URL');
+  // Managed Redis in cluster mode (ElastiCache, MemoryDB, Redis Cloud's OSS Cluster API):
+  // REDIS_URL is one startup node, the client finds the others (shared/redis.js).
+  const cluster = read.oneOf('REDIS_CLUSTER', ['true', 'false']) === 'true';
+  const database = new URL(url).pathname.slice(1);
+  if (cluster && database !== '' && database !== '0') {
+    // ioredis's Cluster ignores a database and would run everything on database 0, where
+    // the operator did not ask for it: refused instead.
+    throw new ConfigError(`REDIS_URL names database ${database}, but a Redis Cluster has only database 0 (REDIS_CLUSTER=true): ` +
+      `remove "/${database}" from it, or use KEY_PREFIX to keep environments apart`);
+  }
   return {
-    url: read.redisUrl('REDIS_URL'),
-    tlsRejectUnauthorized: read.oneOf('REDIS_TLS_REJECT_UNAUTHORIZED', ['true', 'false']) === 'true'
+    url,
+    tlsRejectUnauthorized: read.oneOf('REDIS_TLS_REJECT_UNAUTHORIZED', ['true', 'false']) === 'true',
+    cluster
   };
 }
 

@@ -2,7 +2,8 @@
 // Every key carries the hash tag {prefix}, so the scripts (which touch several
 // keys at once) also run on Redis Cluster, where all of them share one slot.
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { Redis, Cluster } from 'ioredis';
+import { clusterStartup, primaries } from './redis-cluster.js';
 import { redactUrl } from './redact-url.js';
 import { UnavailableError, ConfigError } from './errors.js';
 
@@ -27,7 +28,13 @@ const SCRIPTS = {
 };
 
 /**
- * @typedef {Redis & {
+ * A connection the project opened: one server, or a Redis Cluster (REDIS_CLUSTER=true).
+ * Both speak the same commands; a cluster sends each to the primary of its key's slot.
+ * @typedef {Redis | Cluster} RedisClient
+ */
+
+/**
+ * @typedef {RedisClient & {
  *   takeTokens(bucket: string, lane: string, leases: string, want: number, rate: number, burst: number, segment: number | '', pass: string, laneName: 'c' | 't', share: number): Promise<[number, number, string, number]>,
  *   setRate(bucket: string, rate: number, burst: number): Promise<number>,
  *   eventLease(key: string, mode: string, owner: string, leaseMs: number, ttlMs: number, eventId: string): Promise<any>,
@@ -51,22 +58,39 @@ const SCRIPTS = {
  */
 
 /**
- * Where Redis is and how to trust it (config.redis): REDIS_URL, and whether a `rediss://`
- * server's TLS certificate must verify (REDIS_TLS_REJECT_UNAUTHORIZED).
- * @typedef {{ url: string, tlsRejectUnauthorized?: boolean }} RedisTarget
+ * Where Redis is and how to trust it (config.redis): REDIS_URL, whether a `rediss://`
+ * server's TLS certificate must verify (REDIS_TLS_REJECT_UNAUTHORIZED), and whether it is a
+ * Redis Cluster whose startup node REDIS_URL names (REDIS_CLUSTER).
+ * @typedef {{ url: string, tlsRejectUnauthorized?: boolean, cluster?: boolean }} RedisTarget
  */
 
 /**
  * A plain ioredis connection to a target, with the options every connection the project
  * opens shares, ours and BullMQ's: the TLS check asked for (per connection, never the
  * process-wide NODE_TLS_REJECT_UNAUTHORIZED), an error listener, the refused-SELECT stop
- * and a record of the last connection error for assertRedisReachable.
+ * and a record of the last connection error for assertRedisReachable. With `cluster`, an
+ * ioredis Cluster with the same options on every node (shared/redis-cluster.js).
  * @param {RedisTarget | string} target  a bare URL verifies certificates
  * @param {{ name: string, failFast?: boolean }} options
- * @returns {Redis}
+ * @returns {RedisClient}
  */
 export function openRedis(target, { name, failFast = false }) {
-  const { url, tlsRejectUnauthorized = true } = typeof target === 'string' ? { url: target } : target;
+  const { url, tlsRejectUnauthorized = true, cluster = false } = typeof target === 'string' ? { url: target } : target;
+  if (cluster) {
+    const { startupNodes, options } = clusterStartup(url, { name, failFast, tlsRejectUnauthorized });
+    const client = new Cluster(startupNodes, options);
+    // The cluster's errors, kept for assertRedisReachable (one with a code is the most
+    // telling). ioredis mostly drops its nodes' own socket errors (ECONNREFUSED, a certificate
+    // code) and says "Connection is closed.": assertRedisReachable then asks the startup node.
+    client.on('node error', (/** @type {Error & { code?: string }} */ error) => {
+      if (error?.code || !lastConnectionError.has(client)) lastConnectionError.set(client, error);
+    });
+    client.on('error', (error) => {
+      if (!lastConnectionError.has(client)) lastConnectionError.set(client, error);
+    });
+    // No refused-SELECT guard: a cluster has only database 0, and config/ refuses any other.
+    return client;
+  }
   // Heroku Key-Value Store and other managed Redis present a self-signed certificate: the
   // check is turned off for this connection only, and only when the operator asks.
   const tls = new URL(url).protocol === 'rediss:' && !tlsRejectUnauthorized ? { tls: { rejectUnauthorized: false } } : {};
@@ -96,17 +120,19 @@ export function createRedis(target, { failFast = false, name = 'pushpace' } = {}
   const redis = openRedis(target, { name, failFast });
   for (const [command, { file, keys }] of Object.entries(SCRIPTS)) {
     const lua = readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
+    // On a cluster, ioredis sends each call to the primary of its first key's slot; every
+    // key a script gets shares the {prefix} tag, so all of them are in that slot.
     redis.defineCommand(command, { numberOfKeys: keys, lua });
   }
   return /** @type {PushRedis} */ (redis);
 }
 
 /** The last error each connection emitted: a failed command only says "Connection is closed.". */
-/** @type {WeakMap<Redis, Error>} */
+/** @type {WeakMap<RedisClient, Error>} */
 const lastConnectionError = new WeakMap();
 
 /** Connections whose SELECT the server refused, with its answer. */
-/** @type {WeakMap<Redis, Error>} */
+/** @type {WeakMap<RedisClient, Error>} */
 const refusedDatabase = new WeakMap();
 
 /**
@@ -129,7 +155,7 @@ export function stopOnRefusedDatabase(redis) {
  * Checks that Redis answers, turning a refusal into an UnavailableError that names the URL,
  * a refused database into a ConfigError (exit 2) naming REDIS_URL, and a certificate that
  * failed verification into a ConfigError naming TLS and REDIS_TLS_REJECT_UNAUTHORIZED.
- * @param {Redis} redis
+ * @param {RedisClient} redis
  * @param {RedisTarget | string} target  what the connection was opened with
  * @param {number} [timeoutMs]
  */
@@ -147,9 +173,35 @@ export async function assertRedisReachable(redis, target, timeoutMs = 3000) {
     if (refused) {
       throw new ConfigError(`REDIS_URL names a database this Redis does not have: SELECT ${new URL(url).pathname.slice(1)} was refused (${refused.message}); nothing was done`, { cause: refused });
     }
-    throw unreachableError(url, lastConnectionError.get(redis) ?? /** @type {Error} */ (error));
+    let cause = lastConnectionError.get(redis) ?? /** @type {Error} */ (error);
+    if (redis instanceof Cluster && typeof target !== 'string') cause = await startupNodeError(target, timeoutMs) ?? cause;
+    throw unreachableError(url, cause);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Why the startup node of a cluster refuses a plain connection, if it does. ioredis's
+ * Cluster drops its nodes' socket errors (a refused port, a certificate that did not
+ * verify) and says only "Connection is closed."; one connection to the startup node with
+ * the same TLS settings gets the error with its code, for unreachableError to name.
+ * @param {RedisTarget} target
+ * @param {number} timeoutMs
+ * @returns {Promise<Error | undefined>}
+ */
+async function startupNodeError(target, timeoutMs) {
+  const probe = openRedis({ ...target, cluster: false }, { name: 'pushpace:probe', failFast: true });
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  try {
+    await Promise.race([probe.ping(), new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs); })]);
+    return undefined;
+  } catch (error) {
+    return lastConnectionError.get(probe) ?? /** @type {Error} */ (error);
+  } finally {
+    clearTimeout(timer);
+    probe.disconnect();
   }
 }
 
@@ -192,8 +244,8 @@ export function unreachableError(url, error) {
 /**
  * Logs a warning when Redis keeps nothing on disk: a restart would then lose
  * queued segments and campaign state. Managed Redis often forbids CONFIG; then
- * nothing is said.
- * @param {Redis} redis
+ * nothing is said. On a cluster it asks one primary, taken as typical of all.
+ * @param {RedisClient} redis
  * @param {import('pino').Logger} logger
  */
 export async function warnIfNotPersistent(redis, logger) {
@@ -211,16 +263,21 @@ export async function warnIfNotPersistent(redis, logger) {
 /**
  * Deletes every key of a KEY_PREFIX: ours and BullMQ's, which share the hash tag.
  * For tests, benchmarks and tearing down an environment; never called by the app.
- * @param {Redis} redis
+ * On a cluster SCAN sees one node's keys, so it runs on every primary (the keys of one
+ * prefix share a slot, so one primary has them all, but which one is the cluster's choice).
+ * @param {RedisClient} redis
  * @param {string} prefix
  */
 export async function deletePrefix(redis, prefix) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 5000);
-    if (keys.length) await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  for (const node of await primaries(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 5000);
+      // One slot: a multi-key UNLINK is allowed on the node that owns it.
+      if (keys.length) await node.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
 }
 
 /**

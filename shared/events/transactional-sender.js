@@ -39,7 +39,7 @@ const ARN = /arn:aws[\w:/.+=@-]*/g;
  * @param {object} deps
  * @param {import('../token-bucket.js').TokenBucket} deps.bucket
  * @param {import('@aws-sdk/client-sns').SNSClient} deps.sns
- * @param {import('ioredis').Redis} deps.redis for the disabled-endpoints set
+ * @param {import('../redis.js').RedisClient} deps.redis for the disabled-endpoints set
  * @param {{ keyPrefix: string, sendAttempts: number }} deps.config
  * @param {() => number} [deps.now]
  */

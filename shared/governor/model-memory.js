@@ -12,7 +12,7 @@ const KEEP = 50;
 const RECENT_MS = 86_400_000;
 
 /**
- * @param {import('ioredis').Redis} redis
+ * @param {import('../redis.js').RedisClient} redis
  * @param {string} keyPrefix
  * @param {Parameters<typeof priorFromMemory>[2]} configured  the PACING_* prior (the controller's options)
  */

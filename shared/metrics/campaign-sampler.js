@@ -16,7 +16,7 @@ const GATEWAY_MAX_AGE_MS = 30_000;
 
 /**
  * @param {object} deps
- * @param {import('ioredis').Redis} deps.redis
+ * @param {import('../redis.js').RedisClient} deps.redis
  * @param {import('../campaign/campaign-store.js').CampaignStore} deps.store
  * @param {Pick<import('../token-bucket.js').TokenBucket, 'settings'>} deps.bucket
  * @param {import('./series-store.js').SeriesStore} deps.series

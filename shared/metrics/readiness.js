@@ -21,7 +21,7 @@ import { redactUrl } from '../redact-url.js';
 
 /**
  * Redis answers PING on the process's own connection (the one its work uses).
- * @param {import('ioredis').Redis} redis
+ * @param {import('../redis.js').RedisClient} redis
  * @param {string} [name]
  * @returns {ReadinessCheck}
  */

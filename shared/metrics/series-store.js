@@ -32,7 +32,7 @@ export function seriesKeys(keyPrefix) {
 }
 
 /**
- * @param {import('ioredis').Redis} redis
+ * @param {import('../redis.js').RedisClient} redis
  * @param {{ keyPrefix: string }} config
  */
 export function createSeriesStore(redis, { keyPrefix }) {

@@ -33,7 +33,7 @@ export function createBullmqQueue({ redis: target, prefix, name, attempts, backo
   const deadQueue = new Queue(`${name}-dead`, { connection: producerConnection, prefix });
   /** @type {Worker | null} */
   let worker = null;
-  /** @type {import('ioredis').Redis | null} */
+  /** @type {import('../redis.js').RedisClient | null} */
   let workerConnection = null;
 
   return {
