@@ -220,7 +220,10 @@ export function createGovernor({
       // Sends while no campaign runs (transactional ones) say nothing of a campaign's kind.
       if (sent > 0 && kind !== undefined) learningKind = learningKind === undefined || learningKind === kind ? kind : null;
       const at = now();
-      const decision = controller.update({ now: at, sent, gateway, remaining });
+      // The rate holds until the next tick, on the wall clock's boundary: sooner than tickMs
+      // after the first tick, which comes when the lease is taken.
+      const untilNextMs = untilNextBoundary();
+      const decision = controller.update({ now: at, sent, gateway, remaining, untilNextMs });
       lastSeenNow = at;
       const rate = maxRate === undefined ? decision.rate : Math.min(decision.rate, maxRate);
       // readGateway may have taken a while: if the lease ran out meanwhile, a successor
@@ -229,7 +232,7 @@ export function createGovernor({
       if (written) {
         await bucket.set({ rate });
         /** @type {JournalEntry} */
-        const entry = { now: at, sent, gateway, remaining, granted };
+        const entry = { now: at, sent, gateway, remaining, untilNextMs, granted };
         await redis.multi().rpush(keys.governorJournal, JSON.stringify(entry)).ltrim(keys.governorJournal, -journalLength, -1).exec();
       }
       const finished = controller.takeFinished?.();
@@ -347,7 +350,8 @@ function parseJournalEntry(line) {
   if (!entry || typeof entry !== 'object') return null;
   const { now, sent, granted } = entry;
   if (!Number.isFinite(now) || !Number.isFinite(sent) || sent < 0 || !Number.isFinite(granted) || granted < 0) return null;
-  return { now, sent, granted, gateway: entry.gateway ?? null, remaining: countOrNull(entry.remaining) };
+  const untilNextMs = Number.isFinite(entry.untilNextMs) && entry.untilNextMs > 0 ? entry.untilNextMs : undefined;
+  return { now, sent, granted, gateway: entry.gateway ?? null, remaining: countOrNull(entry.remaining), ...(untilNextMs === undefined ? {} : { untilNextMs }) };
 }
 
 /** A device count as the controller takes it, or null (unknown) for anything else. @param {unknown} value */

@@ -29,6 +29,10 @@ import { createCapacityEstimator } from './capacity-estimator.js';
  * @property {number | null} [remaining]  optional: devices still to send in the campaigns
  *   running now. Lets the plan use the room the last sends leave behind. Omitted, null or 0:
  *   unknown, and the plan keeps room for sends that may follow.
+ * @property {number} [untilNextMs]       optional: how long the decision will hold, until the next update
+ *   (the governor's first tick comes early, on the lease, and the next on the wall clock's tick
+ *   boundary). Default: one bin. The plan's burst is sized for it: sized for the time since the
+ *   last update instead, a first decision 5 s before the boundary held twice as long as planned.
  */
 
 /**
@@ -132,7 +136,10 @@ export function createInspectableController(options) {
 
     // 1. Feedforward state: what has been sent, as the load it will cause.
     const from = lastNow === null || lastNow > now ? now - o.binMs : lastNow;
-    const interval = lastNow === null || now <= lastNow ? o.binMs : Math.min(o.binMs, now - lastNow);
+    const untilNextMs = observation.untilNextMs === undefined ? o.binMs : Number(observation.untilNextMs);
+    if (!(untilNextMs > 0)) throw new TypeError(`observation.untilNextMs must be a number of ms > 0, got ${observation.untilNextMs}`);
+    /** How long the rate decided now will hold: the plan sizes its sends for it. */
+    const interval = Math.min(o.binMs, untilNextMs);
     bank.record(now, from, now, sent);
     lastNow = now;
     // No sends for a while: whatever comes next may be another campaign with another open

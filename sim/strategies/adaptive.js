@@ -49,7 +49,7 @@ export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true
     get learned() { return learned; },
     sendsAt({ t, remaining, snsMax, observe }) {
       if (((t % interval) + interval) % interval === 0) {
-        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe(), remaining: tellsRemaining ? remaining : null });
+        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe(), remaining: tellsRemaining ? remaining : null, untilNextMs: interval * 1000 });
         sentSinceUpdate = 0;
         rate = decision.rate;
         const s = controller.snapshot();

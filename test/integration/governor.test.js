@@ -137,7 +137,8 @@ test('a tick writes the controller\'s rate, counts sends from the grant counters
   assert.deepEqual(line.snapshot, { capacityRps: 900 });
   // Replaying the logged inputs gives the controller exactly what it saw.
   const seen = g.observations.find((o) => o.sent === 10);
-  assert.deepEqual({ now: line.now, sent: line.sent, gateway: line.gateway, remaining: line.remaining }, seen);
+  assert.ok(seen && Number(seen.untilNextMs) > 0 && Number(seen.untilNextMs) <= 200, `the time until the next tick: ${seen?.untilNextMs}`);
+  assert.deepEqual({ now: line.now, sent: line.sent, gateway: line.gateway, remaining: line.remaining, untilNextMs: seen?.untilNextMs }, seen);
   assert.equal(g.ticks()[0].sent, 0, 'the first tick after acquiring has no baseline, so no sends');
 });
 

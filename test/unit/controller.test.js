@@ -492,6 +492,28 @@ test('cold start: with no metrics yet, a campaign whose whole wake-up load fits 
   assert.equal(b.rate, CONTROLLER_DEFAULTS.safeRate);
 });
 
+test('a decision is sized for how long it will hold, not for the time since the last one', () => {
+  // The governor's first tick comes when it takes the lease, its next on the 10-s boundary:
+  // 0.5 s later, or 9.5 s. Sized for the 0.5 s since the previous update, a burst that then
+  // held 10 s sent 20 times what was planned (bench/cold-start.js saw 12,650 sends for 6,700).
+  const decide = (/** @type {number | undefined} */ untilNextMs) => {
+    const w = warmed({ capacityRps: 1000, maxRate: 1_000_000 });
+    return w.controller.update({ now: w.now + 500, sent: 0, gateway: healthy(), remaining: 1_000_000, untilNextMs });
+  };
+  const short = decide(500);
+  const full = decide(10_000);
+  const unknown = decide(undefined);
+  assert.ok(short.reason.startsWith('plan') && full.reason.startsWith('plan'), `${short.reason} ${full.reason}`);
+  // The same first pulse of sends, spread over the time it holds.
+  assert.ok(full.rate * 10 < short.rate * 0.5 * 1.5 && full.rate * 10 > short.rate * 0.5 / 1.5, `${short.rate}/s for 0.5 s against ${full.rate}/s for 10 s`);
+  assert.equal(unknown.rate, full.rate, 'unknown: one bin');
+  assert.throws(() => warmed({}).controller.update({ now: 400_000, sent: 0, gateway: healthy(), untilNextMs: 0 }), /untilNextMs/);
+  // Cold start: the small campaign goes out within the time the decision holds.
+  const cold = createController({ capacityRps: 1000 }).update({ now: 0, sent: 0, gateway: null, remaining: 1000, untilNextMs: 2000 });
+  assert.equal(cold.reason, 'cold-start');
+  assert.equal(cold.rate, 500);
+});
+
 test('after a capacity loss the capacity fit forgets its old base point and measures it again', async () => {
   const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
   const c = createCapacityEstimator({ capacityRps: 1000, setpointMs: 320, sloMs: 400, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9 });
