@@ -1,10 +1,10 @@
 // The baseline: a bare loop of SNSClient.send(PublishCommand) at a fixed concurrency,
 // with the same client settings the worker uses. Usage: node bench/bare-publish-loop.js URL COUNT CONCURRENCY
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { createSnsClient } from '../shared/sns/sns-client.js';
+import { createSdkClient } from '../shared/sns/sns-client.js';
 
 const [url, count, concurrency] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
-const client = createSnsClient({ region: 'us-east-1', endpoint: url, emulator: true }, { maxSockets: concurrency });
+const client = createSdkClient({ region: 'us-east-1', endpoint: url }, { maxSockets: concurrency, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }) });
 const message = JSON.stringify({ default: 'Hello', GCM: JSON.stringify({ notification: { title: 'Hi', body: 'Hello' } }) });
 let next = 0;
 await Promise.all(Array.from({ length: concurrency }, async () => {
