@@ -19,12 +19,12 @@ function encode(text) {
 
 /**
  * The form body of one Publish to a platform endpoint, parameters in the order the SDK
- * writes them (Action, Version, then the shape's members in model order).
+ * writes them (Action, Version, then the members of PublishInput as its schema lists them).
  * @param {PublishSend} send
  * @returns {string}
  */
 export function publishBody({ targetArn, message, attributes }) {
-  let body = `Action=Publish&Version=2010-03-31&TargetArn=${encode(targetArn)}&Message=${encode(message)}&MessageStructure=json`;
+  let body = `Action=Publish&Version=2010-03-31&Message=${encode(message)}&TargetArn=${encode(targetArn)}&MessageStructure=json`;
   if (attributes) {
     let n = 0;
     for (const name of Object.keys(attributes)) {
