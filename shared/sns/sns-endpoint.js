@@ -33,9 +33,13 @@ export async function resolveSnsEndpoint(sns, overrides = {}) {
     try {
       resolved = client.config.endpointProvider({ Region: region, UseFIPS: useFips, UseDualStack: useDualstack, Endpoint: sns.endpoint });
     } catch (error) {
-      const wanted = [useFips && 'FIPS (AWS_USE_FIPS_ENDPOINT)', useDualstack && 'dual-stack (AWS_USE_DUALSTACK_ENDPOINT)'].filter(Boolean).join(' and ');
-      throw new ConfigError(`no SNS endpoint for AWS_REGION ${region}${sns.endpoint ? ' with SNS_ENDPOINT' : ''}` +
-        `${wanted ? ` with ${wanted}` : ''}: ${/** @type {Error} */ (error).message}. Turn the setting off or choose a region that offers it`, { cause: error });
+      // The SDK's own words go into the message (not a cause): pushctl prints only the message.
+      const wanted = [useFips && 'AWS_USE_FIPS_ENDPOINT', useDualstack && 'AWS_USE_DUALSTACK_ENDPOINT'].filter(Boolean);
+      const advice = wanted.length === 0 ? 'check AWS_REGION and SNS_ENDPOINT'
+        : sns.endpoint ? `FIPS and dual-stack name AWS's own endpoints: unset ${wanted.join(' and ')} or SNS_ENDPOINT`
+          : `unset ${wanted.join(' and ')} or choose an AWS_REGION that offers it`;
+      throw new ConfigError(`no SNS endpoint for AWS_REGION ${region}${sns.endpoint ? ' and SNS_ENDPOINT' : ''}` +
+        `${wanted.length ? ` with ${wanted.join(' and ')}` : ''}: ${/** @type {Error} */ (error).message}; ${advice}`);
     }
     // SNS's rules name no auth scheme today; if they ever do, sign as they say.
     const scheme = resolved.properties?.authSchemes?.find((/** @type {any} */ s) => s.name === 'sigv4');
