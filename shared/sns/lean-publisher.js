@@ -22,6 +22,8 @@ import { publishBody, readPublishAnswer } from './publish-query.js';
 // less than 5 minutes left are fetched again, so a request is never signed with a key
 // that expires while it is in flight.
 const REFRESH_BEFORE_MS = 300_000;
+// Unsigned (SigV4 never signs user-agent); says in CloudTrail which path sent a request.
+const USER_AGENT = 'pushpace-lean-publish';
 
 /**
  * Caches credentials until they are about to expire, then fetches new ones; callers
@@ -87,7 +89,7 @@ export function createLeanPublisher(endpoint, { maxSockets, requestTimeoutMs, co
     const body = publishBody(send);
     const signed = await signer.sign(new HttpRequest({
       method: 'POST', protocol, hostname, port, path,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', host },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', host, 'user-agent': USER_AGENT },
       body
     }));
     try {
