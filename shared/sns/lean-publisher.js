@@ -59,7 +59,8 @@ export function createLeanPublisher(endpoint, { maxSockets, requestTimeoutMs, co
   const { url } = endpoint;
   const pool = new Pool(url.origin, {
     connections: maxSockets,
-    // Idle sockets are kept 15 s, well below the 60 s after which AWS's front ends drop them.
+    // Idle sockets are closed after 15 s, before a server or load balancer drops them
+    // (commonly after 60 s idle) under a request just being written.
     keepAliveTimeout: 15_000,
     connectTimeout: connectTimeoutMs,
     // The answer is a few hundred bytes: waiting for its headers is waiting for the request.
@@ -79,9 +80,9 @@ export function createLeanPublisher(endpoint, { maxSockets, requestTimeoutMs, co
   const path = url.pathname;
 
   /**
-   * One Publish: signed, sent, its answer read. Rejects only for network errors and
-   * timeouts (with the code the SDK path reports for them); SNS's answers, errors
-   * included, resolve.
+   * One Publish: signed, sent, its answer read. Rejects for network errors and timeouts
+   * (with the code the SDK path reports for them) and when no credentials can be had;
+   * SNS's answers, errors included, resolve.
    * @param {PublishSend} send
    * @returns {Promise<PublishAnswer>}
    */
