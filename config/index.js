@@ -17,6 +17,8 @@ export const DEFAULTS = Object.freeze({
   QUEUE_BACKEND: 'bullmq',
   AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
   AWS_REGION: 'us-east-1',
+  // lean: Publish built, signed and sent by shared/sns/lean-publisher.js; sdk: @aws-sdk/client-sns (docs/sns-publish.md).
+  SNS_CLIENT: 'lean',
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
   SEND_RATE: 200,
   SEGMENT_SIZE: 500,
@@ -77,6 +79,7 @@ export const OPTIONAL_VARIABLES = Object.freeze(['SNS_ENDPOINT', 'SEND_BURST', '
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const QUEUE_BACKENDS = ['bullmq', 'rabbitmq'];
+const SNS_CLIENTS = ['lean', 'sdk'];
 const GATEWAY_REQUEST_RATES = ['measured', 'none'];
 // Any of these means the operator has given the SDK a way to real AWS credentials.
 export const AWS_CREDENTIAL_VARS = [
@@ -220,13 +223,14 @@ function databaseConfig(env, read) {
 function snsConfig(env, read, emulatorPort) {
   const region = read.string('AWS_REGION', /^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1');
   const raw = env.SNS_ENDPOINT?.trim();
+  const client = /** @type {'lean' | 'sdk'} */ (read.oneOf('SNS_CLIENT', SNS_CLIENTS));
   const hasAwsCredentials = AWS_CREDENTIAL_VARS.some((name) => env[name]);
   if (raw === 'aws' || (!raw && hasAwsCredentials)) {
-    return { region, endpoint: undefined, emulator: false };
+    return { region, endpoint: undefined, emulator: false, client };
   }
   // No endpoint and no credentials: a local run, so the bundled emulator.
   const endpoint = raw ? read.url('SNS_ENDPOINT', ['http:', 'https:']) : `http://127.0.0.1:${emulatorPort}`;
-  return { region, endpoint, emulator: !hasAwsCredentials };
+  return { region, endpoint, emulator: !hasAwsCredentials, client };
 }
 
 // Label matchers as PromQL writes them inside braces: name, operator, double-quoted value.

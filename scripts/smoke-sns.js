@@ -4,7 +4,7 @@
 // the emulator cannot: the credentials, the IAM policy (docs/aws-iam/), the region and the
 // platform application's APNs/FCM credentials. Never run by npm test or CI.
 import { readMessageFile, createRenderer } from '../shared/sns/message.js';
-import { createSnsClient, publish } from '../shared/sns/sns-client.js';
+import { createSnsClient } from '../shared/sns/sns-client.js';
 import { parseSmokeArgs, SMOKE_USAGE } from '../shared/sns/smoke-args.js';
 import { exitCodeFor } from '../shared/errors.js';
 
@@ -17,11 +17,11 @@ try {
     const rendered = createRenderer(message)(request.platform, request.locale);
     // emulator: the local emulator checks no signature; fixed credentials keep the SDK off the
     // instance metadata service. Against AWS the SDK's own credential chain is used.
-    const sns = createSnsClient({ region: request.region, endpoint: request.snsEndpoint, emulator: request.snsEndpoint !== undefined }, { maxSockets: 1 });
+    const sns = await createSnsClient({ region: request.region, endpoint: request.snsEndpoint, emulator: request.snsEndpoint !== undefined }, { maxSockets: 1 });
     const where = request.snsEndpoint ?? `AWS SNS in ${request.region}`;
     try {
       // One attempt, no retry: the answer is what is being tested. The ARN is not printed: it identifies a phone.
-      const result = await publish(sns, { targetArn: request.endpointArn, message: rendered.message, attributes: rendered.attributes });
+      const result = await sns.publish({ targetArn: request.endpointArn, message: rendered.message, attributes: rendered.attributes });
       if (result.kind === 'delivered') {
         process.stdout.write(`delivered: ${where} accepted the push for the ${request.platform} endpoint (message id ${result.messageId})\n`);
       } else {

@@ -36,7 +36,7 @@ export async function testSend(ctx, options, io) {
     throw new PushError('sending is stopped (pushctl rate 0): a test send takes a token like every send, so nothing was sent; pushctl rate N resumes sending');
   }
 
-  const sns = createSnsClient(ctx.config.sns, { maxSockets: 1 });
+  const sns = await createSnsClient(ctx.config.sns, { maxSockets: 1 });
   const sender = createTransactionalSender({ bucket: ctx.bucket, sns, redis: ctx.redis, config: ctx.config });
   const interrupt = new AbortController();
   const stop = () => interrupt.abort();

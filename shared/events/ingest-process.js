@@ -30,7 +30,7 @@ export async function startIngest(config, logger, ops = detachedOps('ingest')) {
   await warnIfNotPersistent(redis, logger);
   // One query per event, each a few ms: a small pool serves the whole prefetch.
   const pool = createPool(config.databaseUrl, { max: Math.min(config.events.concurrency, 8), application_name: 'pushpace:ingest' });
-  const sns = createSnsClient(config.sns, { maxSockets: config.publishConcurrency });
+  const sns = await createSnsClient(config.sns, { maxSockets: config.publishConcurrency });
   const observed = observeIngest({ ops, redis, sns, pool, config, logger });
 
   const processor = createEventProcessor({
@@ -42,7 +42,7 @@ export async function startIngest(config, logger, ops = detachedOps('ingest')) {
   });
   const consumer = createEventConsumer({ url: config.amqpUrl, events: config.events, logger });
   consumer.start((delivery, signal) => observed.counted(processor.handle(delivery, signal)));
-  logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, transactionalShare: config.transactionalShare,
+  logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, snsClient: sns.path, transactionalShare: config.transactionalShare,
     templatesDir: config.events.templatesDir }, 'ingest started');
 
   return {

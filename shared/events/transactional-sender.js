@@ -6,7 +6,6 @@
 import { TransientError } from '../errors.js';
 import { createRenderer } from '../sns/message.js';
 import { redisKeys } from '../redis.js';
-import { publish } from '../sns/sns-client.js';
 import { sendPaced } from '../sending/send-paced.js';
 
 /** @typedef {import('../types.js').Device} Device */
@@ -38,7 +37,7 @@ const ARN = /arn:aws[\w:/.+=@-]*/g;
 /**
  * @param {object} deps
  * @param {import('../token-bucket.js').TokenBucket} deps.bucket
- * @param {import('@aws-sdk/client-sns').SNSClient} deps.sns
+ * @param {import('../sns/sns-client.js').SnsClient} deps.sns
  * @param {import('../redis.js').RedisClient} deps.redis for the disabled-endpoints set
  * @param {{ keyPrefix: string, sendAttempts: number }} deps.config
  * @param {() => number} [deps.now]
@@ -75,7 +74,7 @@ export function createTransactionalSender({ bucket, sns, redis, config, now = Da
     const sendTo = async (device) => {
       try {
         const { message: text, attributes } = render(device.platform, device.locale);
-        const result = await publish(sns, { targetArn: device.endpointArn, message: text, attributes });
+        const result = await sns.publish({ targetArn: device.endpointArn, message: text, attributes });
         report.lastAnswerAt = now();
         if (result.kind === 'delivered') {
           await record(device, 'delivered', result.messageId);

@@ -25,7 +25,7 @@ import { rabbitmqCheck } from '../queue/rabbitmq-connection.js';
  * @param {import('../campaign/campaign-store.js').CampaignStore} parts.store
  * @param {import('../token-bucket.js').TokenBucket} parts.bucket
  * @param {import('../types.js').QueueAdapter} parts.queue
- * @param {import('@aws-sdk/client-sns').SNSClient} parts.sns
+ * @param {import('../sns/sns-client.js').SnsClient} parts.sns
  * @param {Config} parts.config
  * @param {import('pino').Logger} parts.logger
  */
@@ -49,7 +49,7 @@ export function observeWorker({ ops, redis, store, bucket, queue, sns, config, l
  * @param {object} parts
  * @param {OpsContext} parts.ops
  * @param {import('../redis.js').PushRedis} parts.redis
- * @param {import('@aws-sdk/client-sns').SNSClient} parts.sns
+ * @param {import('../sns/sns-client.js').SnsClient} parts.sns
  * @param {import('pg').Pool} parts.pool
  * @param {Config} parts.config
  * @param {import('pino').Logger} parts.logger

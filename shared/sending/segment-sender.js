@@ -15,7 +15,6 @@
 // deliver it late to a phone that was offline.
 import { setMaxListeners } from 'node:events';
 import { TransientError } from '../errors.js';
-import { publish } from '../sns/sns-client.js';
 import { createRenderer, ttlAttributes, MAX_TTL_SECONDS } from '../sns/message.js';
 import { createOutcomeRecorder } from './outcome-recorder.js';
 import { createWakeableSleep } from './send-timing.js';
@@ -25,7 +24,7 @@ import { sendPaced } from './send-paced.js';
 /** @typedef {import('../types.js').HandlerResult} HandlerResult */
 /** @typedef {import('../campaign/campaign-store.js').CampaignStore} CampaignStore */
 /** @typedef {import('../token-bucket.js').TokenBucket} TokenBucket */
-/** @typedef {import('@aws-sdk/client-sns').SNSClient} SNSClient */
+/** @typedef {import('../sns/sns-client.js').SnsClient} SnsClient */
 
 // Asking Redis for tokens more often than this buys nothing: the bucket refills
 // continuously, so a short wait just collects a larger grant in one round trip.
@@ -43,7 +42,7 @@ const DEADLINE_MARGIN_MS = 100;
  * @param {object} deps
  * @param {CampaignStore} deps.store
  * @param {TokenBucket} deps.bucket
- * @param {SNSClient} deps.sns
+ * @param {SnsClient} deps.sns
  * @param {import('pino').Logger} deps.logger
  * @param {{ publishConcurrency: number, workerConcurrency: number, sendAttempts: number }} deps.config
  */
@@ -114,7 +113,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
         }
         const rendered = render(device.platform, device.locale);
         const attributes = ttlFor ? ttlFor() : rendered.attributes;
-        const result = await publish(sns, { targetArn: device.endpointArn, message: rendered.message, attributes });
+        const result = await sns.publish({ targetArn: device.endpointArn, message: rendered.message, attributes });
         if (result.kind === 'delivered' || result.kind === 'disabled' || result.kind === 'permanent') {
           const outcome = result.kind === 'permanent' ? 'failed' : result.kind;
           outcomes.add({ seq: firstSeq + i, ...kept(device), outcome, messageId: result.messageId, reason: result.reason });

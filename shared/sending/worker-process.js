@@ -23,7 +23,7 @@ export async function startWorker(config, logger, ops = detachedOps('worker')) {
   await warnIfNotPersistent(redis, logger);
   const store = createCampaignStore(redis, config);
   const bucket = createTokenBucket(redis, config);
-  const sns = createSnsClient(config.sns, { maxSockets: config.publishConcurrency });
+  const sns = await createSnsClient(config.sns, { maxSockets: config.publishConcurrency });
   const sender = createSegmentSender({ store, bucket, sns, logger, config });
   const queue = createSegmentQueue(config, logger);
   // Metrics, readiness checks and the dashboard's progress samples (shared/metrics/).
@@ -33,7 +33,7 @@ export async function startWorker(config, logger, ops = detachedOps('worker')) {
     concurrency: config.workerConcurrency,
     onDeadLetter: (segment, error) => settleDeadLettered(store, segment, error)
   });
-  logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, concurrency: config.workerConcurrency,
+  logger.info({ sns: config.sns.endpoint ?? 'aws', region: config.sns.region, snsClient: sns.path, concurrency: config.workerConcurrency,
     publishConcurrency: config.publishConcurrency }, 'worker consuming segments');
   observed.start();
 

@@ -91,7 +91,7 @@ test('a superseded pass stops as superseded after a cancel: it neither counts it
   let openGate = () => {};
   const gate = new Promise((resolve) => { openGate = () => resolve(undefined); });
   let publishes = 0;
-  const sns = { send: async () => { publishes++; await gate; return { MessageId: `m-${publishes}` }; } };
+  const sns = { publish: async () => { publishes++; await gate; return { kind: 'delivered', messageId: `m-${publishes}` }; } };
   const sender = createSegmentSender(/** @type {any} */ ({
     store, bucket, sns, logger: pino({ level: 'silent' }), config: { publishConcurrency: 2, workerConcurrency: 1, sendAttempts: 3 }
   }));

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack, waitForFinish } from '../support/harness.js';
-import { createSnsClient, publish } from '../../shared/sns/sns-client.js';
+import { createSnsClient } from '../../shared/sns/sns-client.js';
 
 const DEVICES = 100_000;
 // 2,000/s keeps two workers, the emulator and Redis within this 2-core machine (about 1.5 cores
@@ -54,11 +54,11 @@ for (const backend of ['bullmq', 'rabbitmq']) {
  * @param {string | undefined} endpoint
  */
 async function warmUpEmulator(endpoint) {
-  const client = createSnsClient({ region: 'us-east-1', endpoint, emulator: true }, { maxSockets: 64 });
+  const client = await createSnsClient({ region: 'us-east-1', endpoint, emulator: true }, { maxSockets: 64 });
   try {
     for (let round = 0; round < 50; round++) {
       const results = await Promise.all(Array.from({ length: 64 }, (_, k) =>
-        publish(client, { targetArn: `arn:aws:sns:us-east-1:000000000000:endpoint/GCM/warm-up/${k}`, message: '{"default":"warm-up"}' })));
+        client.publish({ targetArn: `arn:aws:sns:us-east-1:000000000000:endpoint/GCM/warm-up/${k}`, message: '{"default":"warm-up"}' })));
       assert.ok(results.every((r) => r.kind === 'delivered'), 'the emulator answers the warm-up');
     }
   } finally {

@@ -24,15 +24,22 @@ test('defaults give a local setup on the bundled emulator', () => {
   assert.equal(config.redis.tlsRejectUnauthorized, true);
   assert.equal(config.sendRate, 200);
   assert.equal(config.sendBurst, 10, 'burst defaults to 5% of the rate');
-  assert.deepEqual({ ...config.sns }, { region: 'us-east-1', endpoint: 'http://127.0.0.1:9911', emulator: true });
+  assert.deepEqual({ ...config.sns }, { region: 'us-east-1', endpoint: 'http://127.0.0.1:9911', emulator: true, client: 'lean' });
   assert.ok(Object.isFrozen(config));
 });
 
 test('AWS credentials and no SNS_ENDPOINT send to AWS', () => {
   assert.deepEqual({ ...loadConfig({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_REGION: 'eu-west-1' }).sns },
-    { region: 'eu-west-1', endpoint: undefined, emulator: false });
+    { region: 'eu-west-1', endpoint: undefined, emulator: false, client: 'lean' });
   assert.equal(loadConfig({ SNS_ENDPOINT: 'aws' }).sns.endpoint, undefined);
   assert.equal(loadConfig({ SNS_ENDPOINT: 'http://sns:9911' }).sns.endpoint, 'http://sns:9911');
+});
+
+test('SNS_CLIENT: lean by default, sdk one setting away, anything else refused by name', () => {
+  assert.equal(loadConfig({}).sns.client, 'lean');
+  assert.equal(loadConfig({ SNS_CLIENT: 'sdk' }).sns.client, 'sdk');
+  assert.equal(loadConfig({ SNS_CLIENT: 'sdk', AWS_ACCESS_KEY_ID: 'AKIA' }).sns.client, 'sdk');
+  for (const bad of ['SDK', 'fast', 'aws-sdk']) assertEachNamed({ SNS_CLIENT: bad });
 });
 
 test('each bad variable is named in the error', () => {
@@ -40,7 +47,7 @@ test('each bad variable is named in the error', () => {
     REDIS_URL: 'redis//x', SEND_RATE: 'fast', SEND_BURST: '1.5', SEGMENT_SIZE: '0', WORKER_CONCURRENCY: '-1',
     PUBLISH_CONCURRENCY: 'x', WEB_CONCURRENCY: '100', LOG_LEVEL: 'loud', QUEUE_BACKEND: 'kafka', AWS_REGION: 'mars',
     DATABASE_URL: 'mysql://x', SNS_ENDPOINT: 'ftp://x', KEY_PREFIX: 'a b', AMQP_URL: 'http://x',
-    GATEWAY_METRICS: 'graphite', TRANSACTIONAL_SHARE: '1.5', INGEST_CONCURRENCY: '0', EVENTS_ROUTING_KEYS: 'a b'
+    GATEWAY_METRICS: 'graphite', TRANSACTIONAL_SHARE: '1.5', INGEST_CONCURRENCY: '0', EVENTS_ROUTING_KEYS: 'a b', SNS_CLIENT: 'v2'
   };
   assertEachNamed(cases);
 });

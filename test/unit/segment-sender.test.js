@@ -30,7 +30,7 @@ function fakeSender({ deadlineAt = null } = {}) {
     /** @param {string} _id @param {number} want */
     take: async (_id, want) => ({ granted: want, waitMs: 0, state: 'running' })
   };
-  const sns = { send: async () => { publishedAt.push(Date.now()); return { MessageId: `m-${publishedAt.length}` }; } };
+  const sns = { publish: async () => { publishedAt.push(Date.now()); return { kind: 'delivered', messageId: `m-${publishedAt.length}` }; } };
   const sender = createSegmentSender(/** @type {any} */ ({
     store, bucket, sns, logger: pino({ level: 'silent' }), config: { publishConcurrency: 4, workerConcurrency: 1, sendAttempts: 3 }
   }));
