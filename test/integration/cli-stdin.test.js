@@ -42,7 +42,7 @@ const csv = (/** @type {number} */ count, /** @type {string[]} */ extra = []) =>
   ['endpointArn,platform,userId', ...Array.from({ length: count }, (_, i) => `${deviceArn(i)},${platformOf(i)},u${i}`), ...extra].join('\n') + '\n';
 
 /** Campaign keys under this file's prefix (the bucket aside). */
-const stored = async () => (await redis.keys(`{${prefix}}*`)).filter((key) => !key.endsWith(':bucket'));
+const stored = async () => (await redis.keys(`{${prefix}}*`)).filter((key) => !key.endsWith(':bucket')).sort();
 
 test('a CSV on standard input is enqueued as a campaign, invalid lines named "stdin line N", and its copy removed', async () => {
   const run = await runPushctl(['send', '--audience', '-', '--format', 'csv', '--message', message, '--yes', '--json'],
