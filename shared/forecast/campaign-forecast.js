@@ -1,0 +1,227 @@
+// How long a campaign of N devices will take, and what wake-up load it will put on the
+// gateway, from what the governor believes now (its live model, shared/governor/live-model.js).
+//
+// The forecast replays the controller's own plan in virtual time against a world that is
+// exactly its model: a baseline B, a·g(τ) requests per send (the likeliest open-delay shape
+// of the model bank), and the capacity estimate. Each control interval it sends what the
+// plan (rate-planner.js) allows under the load bound the controller would use, observes the
+// window its model predicts, and learns from it as the controller does, so the caution of a
+// campaign's first minutes (a wide prior on requests per send) and the speed-up towards the
+// end (the continuation that knows the remaining devices) are both in it. Pure: no Redis,
+// no clock.
+//
+// The range: the duration if the true requests per send lie at a/(1 + sd/a) (low) or
+// a·(1 + sd/a) (high): one standard deviation on a log scale, so a prior with sd = a gives
+// half and twice, never a negative gain. The campaign is paced by its wake-up load, so its
+// duration scales with a while the plan is capacity-bound; the maximum send rate bounds it
+// from below.
+import { createShapeMember } from '../pacing/bank-members.js';
+import { resolveControllerOptions } from '../pacing/controller-options.js';
+import { maxUnitLoadOf } from '../pacing/parameter-estimator.js';
+
+/**
+ * @typedef {object} LiveModel  what the governor believes, as it publishes it each tick
+ * @property {number} at                   ms since the epoch: the tick
+ * @property {number} requestsPerSend
+ * @property {number} requestsPerSendSd
+ * @property {number} baselineRps
+ * @property {number} baselineSd
+ * @property {number} capacityRps          the load the gateway takes at the latency setpoint
+ * @property {number} sloP95Ms
+ * @property {number} medianFactor         the likeliest open-delay shape: median × this, σ × sigmaFactor
+ * @property {number} sigmaFactor
+ * @property {number} excessNoiseRps       load noise the filters do not explain
+ * @property {number} rate                 the send rate it set last
+ * @property {string} reason
+ * @property {number | null} remaining     devices the running campaigns still have to send
+ * @property {Array<{ hour: number, rps: number, windows: number }>} baselineByHour  by UTC hour, learned from its ticks
+ * @property {Partial<import('../pacing/controller-options.js').ControllerOptions>} options  the controller's options
+ */
+
+/**
+ * @typedef {object} Forecast
+ * @property {'governor' | 'fixed-rate'} source
+ * @property {number} devices
+ * @property {number} durationSeconds       expected
+ * @property {number} durationLowSeconds
+ * @property {number} durationHighSeconds
+ * @property {number | null} peakLoadRps    expected highest total gateway load (baseline + wake-ups); null without a model
+ * @property {number | null} peakLoadHighRps
+ * @property {number | null} capacityRps
+ * @property {number | null} baselineRps    the baseline used (the learned one at the start's hour, when known)
+ * @property {{ hour: number, rps: number, windows: number } | null} baselineAtHour  for a campaign that starts later
+ * @property {number | null} requestsPerSend
+ * @property {number | null} requestsPerSendSd
+ * @property {number} averageRate           devices / expected duration
+ * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per bin from the start
+ * @property {string} note
+ */
+
+/** Windows an hour's baseline needs before it stands in for the current one. */
+export const MIN_HOUR_WINDOWS = 30;
+
+/** A campaign starting later than this reads the baseline of its hour, not the current one. */
+const LATER_MS = 15 * 60_000;
+
+/** The forecast's horizon: beyond it (an endless campaign at a tiny capacity), it stops and says so. */
+const MAX_SECONDS = 7 * 86_400;
+
+/**
+ * The forecast from a live model.
+ * @param {LiveModel} model
+ * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null }} campaign
+ *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --max-rate)
+ * @returns {Forecast}
+ */
+export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null }) {
+  const o = resolveControllerOptions(model.options);
+  const rateCap = maxRate === null ? o.maxRate : Math.min(o.maxRate, maxRate);
+  const baselineAtHour = startAt !== undefined && startAt - now > LATER_MS ? hourBaseline(model, startAt) : null;
+  const baselineRps = baselineAtHour?.rps ?? model.baselineRps;
+  const spread = model.requestsPerSend > 0 ? 1 + model.requestsPerSendSd / model.requestsPerSend : 1;
+  const run = (/** @type {number} */ trueGain) => planRun(o, model, { devices, baselineRps, trueGain, rateCap });
+  const expected = run(model.requestsPerSend);
+  const low = run(model.requestsPerSend / spread);
+  const high = run(model.requestsPerSend * spread);
+  const load = expected.load.map((loadRps, k) => ({
+    t: (k * o.binMs) / 1000,
+    loadRps: round(loadRps),
+    lowRps: round(Math.min(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps)),
+    highRps: round(Math.max(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps))
+  }));
+  const finished = expected.finished && high.finished;
+  return {
+    source: 'governor',
+    devices,
+    durationSeconds: expected.seconds,
+    // Less gain is a faster campaign, but the range is ordered whatever the plan does.
+    durationLowSeconds: Math.min(low.seconds, expected.seconds),
+    durationHighSeconds: Math.max(high.seconds, expected.seconds),
+    peakLoadRps: round(expected.peakLoadRps),
+    peakLoadHighRps: round(Math.max(high.peakLoadRps, expected.peakLoadRps)),
+    capacityRps: round(model.capacityRps),
+    baselineRps: round(baselineRps),
+    baselineAtHour,
+    requestsPerSend: round(model.requestsPerSend, 3),
+    requestsPerSendSd: round(model.requestsPerSendSd, 3),
+    averageRate: expected.seconds > 0 ? round(devices / expected.seconds) : devices,
+    load,
+    note: finished ? '' : `the model does not finish within ${MAX_SECONDS / 86_400} days: the gateway has no room for wake-ups at this baseline`
+  };
+}
+
+/**
+ * The estimate without a live model: the fixed rate alone, as before the governor existed.
+ * @param {{ devices: number, rate: number }} campaign
+ * @returns {Forecast}
+ */
+export function fixedRateForecast({ devices, rate }) {
+  const seconds = rate > 0 ? Math.ceil(devices / rate) : Infinity;
+  return {
+    source: 'fixed-rate',
+    devices,
+    durationSeconds: seconds,
+    durationLowSeconds: seconds,
+    durationHighSeconds: seconds,
+    peakLoadRps: null,
+    peakLoadHighRps: null,
+    capacityRps: null,
+    baselineRps: null,
+    baselineAtHour: null,
+    requestsPerSend: null,
+    requestsPerSendSd: null,
+    averageRate: rate,
+    load: [],
+    note: 'no governor is running: estimate from the fixed rate alone'
+  };
+}
+
+/**
+ * The baseline learned for startAt's UTC hour, when enough windows taught it.
+ * @param {LiveModel} model
+ * @param {number} startAt
+ */
+export function hourBaseline(model, startAt) {
+  const hour = new Date(startAt).getUTCHours();
+  const entry = (model.baselineByHour ?? []).find((h) => h.hour === hour);
+  return entry && entry.windows >= MIN_HOUR_WINDOWS ? { hour, rps: round(entry.rps), windows: entry.windows } : null;
+}
+
+/**
+ * One virtual campaign: the controller's plan (one member: the likeliest shape, at the
+ * controller's confidence) against a world whose requests per send are `trueGain`.
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @param {LiveModel} model
+ * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number }} run
+ */
+function planRun(o, model, { devices, baselineRps, trueGain, rateCap }) {
+  const member = createShapeMember(o, model.medianFactor, model.sigmaFactor);
+  member.resetGain({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
+  const binMs = o.binMs;
+  const tickMs = o.metricsWindowMs;
+  const excessVariance = o.excessNoiseWeight * (model.excessNoiseRps ?? 0) ** 2;
+  // The baseline is known, as well as the governor knows it: a first window with no sends.
+  const start = 0;
+  member.record(start, start - tickMs, start, 0);
+  member.update({ rps: baselineRps, windowStartMs: start - o.metricsLagMs - o.metricsWindowMs, windowEndMs: start - o.metricsLagMs, dtMs: tickMs });
+  let remaining = devices;
+  let sentLast = 0;
+  let lastSendAt = 0;
+  const expectedLoad = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => baselineRps + trueGain * meanUnitLoad(member.committed, fromMs, toMs, binMs);
+  /** Sends per bin, to convolve with the kernel at the end (the ledger forgets past bins). @type {number[]} */
+  const sendsByBin = [];
+  let t = start;
+  for (; remaining > 0 && t < MAX_SECONDS * 1000; t += tickMs) {
+    member.record(t, t - tickMs, t, sentLast);
+    if (t > start) {
+      const windowEndMs = t - o.metricsLagMs;
+      const windowStartMs = windowEndMs - o.metricsWindowMs;
+      member.update({ rps: expectedLoad(windowStartMs, windowEndMs), windowStartMs, windowEndMs, dtMs: tickMs });
+    }
+    const learned = member.estimate();
+    const estimate = { ...learned, pBB: learned.pBB + excessVariance };
+    const maxUnitLoad = maxUnitLoadOf(estimate, model.capacityRps, o.confidence);
+    let rate = member.plan({ nowMs: t, maxUnitLoad, intervalMs: tickMs, maxRate: rateCap, remaining });
+    rate = Math.min(rateCap, Math.max(o.minRate, rate));
+    sentLast = Math.min(remaining, rate * (tickMs / 1000));
+    remaining -= sentLast;
+    if (remaining < 0.5) remaining = 0;
+    const bin = Math.floor(t / binMs);
+    sendsByBin[bin] = (sendsByBin[bin] ?? 0) + sentLast;
+    if (sentLast > 0) lastSendAt = t + (remaining === 0 ? (sentLast / rate) * 1000 : tickMs);
+  }
+  // The load from the start until the last sends' wake-ups have (almost all) arrived.
+  const kernel = member.kernel;
+  const binSeconds = binMs / 1000;
+  const load = new Array(sendsByBin.length + kernel.length).fill(baselineRps);
+  sendsByBin.forEach((count, bin) => {
+    if (count > 0) for (let j = 0; j < kernel.length; j++) load[bin + j] += (trueGain * count * kernel[j]) / binSeconds;
+  });
+  const peak = Math.max(baselineRps, ...load);
+  return { seconds: Math.ceil(lastSendAt / 1000), peakLoadRps: peak, load, finished: remaining === 0 };
+}
+
+/**
+ * The mean unit load over [fromMs, toMs) from a ledger's per-bin values.
+ * @param {(bin: number) => number} committed
+ * @param {number} fromMs
+ * @param {number} toMs
+ * @param {number} binMs
+ */
+function meanUnitLoad(committed, fromMs, toMs, binMs) {
+  let sum = 0;
+  let weight = 0;
+  for (let bin = Math.floor(fromMs / binMs); bin * binMs < toMs; bin++) {
+    const overlap = Math.min(toMs, (bin + 1) * binMs) - Math.max(fromMs, bin * binMs);
+    if (overlap <= 0) continue;
+    sum += committed(bin) * overlap;
+    weight += overlap;
+  }
+  return weight > 0 ? sum / weight : 0;
+}
+
+/** @param {number} x @param {number} [digits] */
+function round(x, digits = 1) {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
