@@ -35,6 +35,9 @@ import { maxUnitLoadOf } from '../pacing/parameter-estimator.js';
  * @property {string} reason
  * @property {number | null} remaining     devices the running campaigns still have to send
  * @property {Array<{ hour: number, rps: number, windows: number }>} baselineByHour  by UTC hour, learned from its ticks
+ * @property {{ medianFactor: number, sigmaFactor: number } | null} [rememberedShape]  between campaigns: the
+ *   open-delay shape earlier campaigns taught (the controller starts each campaign from the configured one
+ *   and learns its way there, so the forecast takes the remembered one)
  * @property {Partial<import('../pacing/controller-options.js').ControllerOptions>} options  the controller's options
  */
 
@@ -64,7 +67,7 @@ export const MIN_HOUR_WINDOWS = 30;
 const LATER_MS = 15 * 60_000;
 
 /** The forecast's horizon: beyond it (an endless campaign at a tiny capacity), it stops and says so. */
-const MAX_SECONDS = 7 * 86_400;
+const MAX_SECONDS = 2 * 86_400;
 
 /**
  * The forecast from a live model.
@@ -106,7 +109,7 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
     requestsPerSendSd: round(model.requestsPerSendSd, 3),
     averageRate: expected.seconds > 0 ? round(devices / expected.seconds) : devices,
     load,
-    note: finished ? '' : `the model does not finish within ${MAX_SECONDS / 86_400} days: the gateway has no room for wake-ups at this baseline`
+    note: finished ? '' : `not finished within ${MAX_SECONDS / 86_400} days at the minimum rate: the gateway has no room for wake-ups at this baseline`
   };
 }
 
@@ -155,7 +158,8 @@ export function hourBaseline(model, startAt) {
  * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number }} run
  */
 function planRun(o, model, { devices, baselineRps, trueGain, rateCap }) {
-  const member = createShapeMember(o, model.medianFactor, model.sigmaFactor);
+  const shape = model.rememberedShape ?? model;
+  const member = createShapeMember(o, shape.medianFactor, shape.sigmaFactor);
   member.resetGain({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
   const binMs = o.binMs;
   const tickMs = o.metricsWindowMs;

@@ -34,10 +34,12 @@ export function liveModelKeys(keyPrefix) {
  * The live model from a controller's snapshot (createInspectableController's) and its options.
  * @param {Record<string, any>} snapshot
  * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} options  resolved
- * @param {{ at: number, rate: number, reason: string, remaining?: number | null, baselineByHour?: LiveModel['baselineByHour'] }} tick
+ * @param {{ at: number, rate: number, reason: string, remaining?: number | null, baselineByHour?: LiveModel['baselineByHour'],
+ *   rememberedShape?: { medianFactor: number, sigmaFactor: number } | null }} tick
+ *   rememberedShape: the open-delay shape the memory holds (wake-up-memory.js), given between campaigns
  * @returns {LiveModel}
  */
-export function liveModelOf(snapshot, options, { at, rate, reason, remaining = null, baselineByHour = [] }) {
+export function liveModelOf(snapshot, options, { at, rate, reason, remaining = null, baselineByHour = [], rememberedShape = null }) {
   /** @type {Record<string, number>} */
   const picked = {};
   for (const key of FORECAST_OPTIONS) picked[key] = options[key];
@@ -56,6 +58,7 @@ export function liveModelOf(snapshot, options, { at, rate, reason, remaining = n
     reason,
     remaining,
     baselineByHour,
+    rememberedShape,
     options: picked
   };
 }
