@@ -18,6 +18,8 @@
 import { createShapeMember } from '../pacing/bank-members.js';
 import { resolveControllerOptions } from '../pacing/controller-options.js';
 import { maxUnitLoadOf } from '../pacing/parameter-estimator.js';
+import { createInspectableController } from '../pacing/controller.js';
+import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js';
 
 /**
  * @typedef {object} LiveModel  what the governor believes, as it publishes it each tick
@@ -60,6 +62,8 @@ import { maxUnitLoadOf } from '../pacing/parameter-estimator.js';
  * @property {string} note
  */
 
+/** @typedef {Array<{ at: number, sent: number }>} SendHistory  sends made up to `at` (ms since the epoch) since the previous entry */
+
 /** Windows an hour's baseline needs before it stands in for the current one. */
 export const MIN_HOUR_WINDOWS = 30;
 
@@ -72,17 +76,19 @@ const MAX_SECONDS = 2 * 86_400;
 /**
  * The forecast from a live model.
  * @param {LiveModel} model
- * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null }} campaign
- *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --max-rate)
+ * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null, history?: SendHistory }} campaign
+ *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --rate);
+ *   history: sends already made (a running campaign's), whose wake-ups are still to come
  * @returns {Forecast}
  */
-export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null }) {
+export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [] }) {
   const o = resolveControllerOptions(model.options);
   const rateCap = maxRate === null ? o.maxRate : Math.min(o.maxRate, maxRate);
   const baselineAtHour = startAt !== undefined && startAt - now > LATER_MS ? hourBaseline(model, startAt) : null;
   const baselineRps = baselineAtHour?.rps ?? model.baselineRps;
   const spread = model.requestsPerSend > 0 ? 1 + model.requestsPerSendSd / model.requestsPerSend : 1;
-  const run = (/** @type {number} */ trueGain) => planRun(o, model, { devices, baselineRps, trueGain, rateCap });
+  const past = pastSendsByBin(history, now, o);
+  const run = (/** @type {number} */ trueGain) => (process.env.FORECAST_MODE === 'plan' ? planRun : controllerRun)(o, model, { devices, baselineRps, trueGain, rateCap, past });
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
   const high = run(model.requestsPerSend * spread);
@@ -155,25 +161,26 @@ export function hourBaseline(model, startAt) {
  * controller's confidence) against a world whose requests per send are `trueGain`.
  * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
  * @param {LiveModel} model
- * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number }} run
+ * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]> }} run
  */
-function planRun(o, model, { devices, baselineRps, trueGain, rateCap }) {
+function planRun(o, model, { devices, baselineRps, trueGain, rateCap, past }) {
   const shape = model.rememberedShape ?? model;
   const member = createShapeMember(o, shape.medianFactor, shape.sigmaFactor);
   member.resetGain({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
   const binMs = o.binMs;
   const tickMs = o.metricsWindowMs;
   const excessVariance = o.excessNoiseWeight * (model.excessNoiseRps ?? 0) ** 2;
-  // The baseline is known, as well as the governor knows it: a first window with no sends.
+  const expectedLoad = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => baselineRps + trueGain * meanUnitLoad(member.committed, fromMs, toMs, binMs);
+  /** Sends per bin, to convolve with the kernel at the end (the ledger forgets past bins). @type {Map<number, number>} */
+  const sendsByBin = new Map(past);
+  for (const [bin, count] of past) member.record((bin + 1) * binMs, bin * binMs, (bin + 1) * binMs, count);
+  // The baseline is known, as well as the governor knows it: a first window at it.
   const start = 0;
   member.record(start, start - tickMs, start, 0);
-  member.update({ rps: baselineRps, windowStartMs: start - o.metricsLagMs - o.metricsWindowMs, windowEndMs: start - o.metricsLagMs, dtMs: tickMs });
+  member.update({ rps: expectedLoad(start - o.metricsLagMs - o.metricsWindowMs, start - o.metricsLagMs), windowStartMs: start - o.metricsLagMs - o.metricsWindowMs, windowEndMs: start - o.metricsLagMs, dtMs: tickMs });
   let remaining = devices;
   let sentLast = 0;
   let lastSendAt = 0;
-  const expectedLoad = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => baselineRps + trueGain * meanUnitLoad(member.committed, fromMs, toMs, binMs);
-  /** Sends per bin, to convolve with the kernel at the end (the ledger forgets past bins). @type {number[]} */
-  const sendsByBin = [];
   let t = start;
   for (; remaining > 0 && t < MAX_SECONDS * 1000; t += tickMs) {
     member.record(t, t - tickMs, t, sentLast);
@@ -191,18 +198,109 @@ function planRun(o, model, { devices, baselineRps, trueGain, rateCap }) {
     remaining -= sentLast;
     if (remaining < 0.5) remaining = 0;
     const bin = Math.floor(t / binMs);
-    sendsByBin[bin] = (sendsByBin[bin] ?? 0) + sentLast;
+    sendsByBin.set(bin, (sendsByBin.get(bin) ?? 0) + sentLast);
     if (sentLast > 0) lastSendAt = t + (remaining === 0 ? (sentLast / rate) * 1000 : tickMs);
   }
   // The load from the start until the last sends' wake-ups have (almost all) arrived.
   const kernel = member.kernel;
   const binSeconds = binMs / 1000;
-  const load = new Array(sendsByBin.length + kernel.length).fill(baselineRps);
-  sendsByBin.forEach((count, bin) => {
-    if (count > 0) for (let j = 0; j < kernel.length; j++) load[bin + j] += (trueGain * count * kernel[j]) / binSeconds;
-  });
+  const load = new Array(Math.max(0, ...sendsByBin.keys()) + 1 + kernel.length).fill(baselineRps);
+  for (const [bin, count] of sendsByBin) {
+    for (let j = Math.max(0, -bin); j < kernel.length; j++) load[bin + j] += (trueGain * count * kernel[j]) / binSeconds;
+  }
   const peak = Math.max(baselineRps, ...load);
   return { seconds: Math.ceil(lastSendAt / 1000), peakLoadRps: peak, load, finished: remaining === 0 };
+}
+
+/**
+ * One virtual campaign under the controller itself (createInspectableController, every member
+ * of its bank, its guards), against a gateway that is its model: load B + a·g * sends, and a
+ * latency curve through the capacity estimate (an M/M/1-shaped p95 with the setpoint at it).
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @param {LiveModel} model
+ * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]> }} run
+ */
+function controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past }) {
+  const controller = createInspectableController({ ...model.options, capacityRps: model.capacityRps, maxRate: rateCap });
+  controller.setGainPrior({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
+  const shape = model.rememberedShape ?? model;
+  const mass = requestTimeMassPerSecond({
+    openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * shape.medianFactor, sigma: o.openDelaySigma * shape.sigmaFactor }],
+    session: { kind: 'uniform', lengthMs: o.sessionMs }
+  }, { tailMass: o.kernelTailMass });
+  const binMs = o.metricsWindowMs;
+  const binSeconds = binMs / 1000;
+  const kernel = binKernel(mass, binSeconds);
+  const setpointMs = o.setpointRatio * o.sloP95Ms;
+  const idleMs = 0.25 * setpointMs;
+  const mu = model.capacityRps / (1 - idleMs / setpointMs);
+  const lagBins = Math.round(o.metricsLagMs / binMs);
+  // The warm-up teaches the controller the baseline, and replays the sends already made.
+  const warmupBins = Math.max(6 + lagBins, past.length > 0 ? -past[0][0] : 0);
+  const pastAt = new Map(past.map(([bin, count]) => [warmupBins + bin, count]));
+  /** Requests/s per bin, from the warm-up's first. @type {number[]} */
+  const load = [];
+  const loadAt = (/** @type {number} */ bin) => load[bin] ?? baselineRps;
+  const addSends = (/** @type {number} */ bin, /** @type {number} */ count) => {
+    for (let j = 0; j < kernel.length; j++) load[bin + j] = loadAt(bin + j) + (trueGain * count * kernel[j]) / binSeconds;
+  };
+  let remaining = devices;
+  let sent = 0;
+  let lastSendBin = 0;
+  let lastSendSeconds = 0;
+  let bin = 0;
+  const maxBins = warmupBins + MAX_SECONDS / binSeconds;
+  for (; bin < maxBins && (bin < warmupBins || remaining > 0); bin++) {
+    const windowBin = bin - lagBins - 1;
+    const rps = windowBin >= 0 ? loadAt(windowBin) : null;
+    const p95Ms = rps === null ? 0 : rps >= 0.999 * mu ? 10 * o.sloP95Ms : idleMs / (1 - rps / mu);
+    const gateway = rps === null ? null : { rps, p95Ms, p99Ms: 1.2 * p95Ms, errorRatio: 0 };
+    const campaign = bin >= warmupBins;
+    const decision = controller.update({ now: bin * binMs, sent, gateway, remaining: campaign ? remaining : null });
+    sent = 0;
+    if (!campaign) {
+      sent = pastAt.get(bin) ?? 0;
+      if (sent > 0) addSends(bin, sent);
+      continue;
+    }
+    sent = Math.min(remaining, decision.rate * binSeconds);
+    remaining -= sent;
+    if (remaining < 0.5) remaining = 0;
+    if (sent > 0) {
+      addSends(bin, sent);
+      lastSendBin = bin;
+      // The last interval ends when its sends are out, at the rate decided.
+      lastSendSeconds = remaining === 0 ? sent / decision.rate : binSeconds;
+    }
+  }
+  const lastSeconds = (lastSendBin - warmupBins) * binSeconds;
+  const last = load.slice(warmupBins);
+  return {
+    seconds: Math.ceil(lastSeconds + lastSendSeconds),
+    peakLoadRps: Math.max(baselineRps, ...last),
+    load: last,
+    finished: remaining === 0
+  };
+}
+
+/**
+ * Past sends per bin, relative to now (bin -1 is the one that just ended), within the
+ * wake-up horizon the forecast needs (an hour at most). Oldest first.
+ * @param {SendHistory} history
+ * @param {number} now
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @returns {Array<[number, number]>}
+ */
+function pastSendsByBin(history, now, o) {
+  const horizonBins = Math.ceil(3_600_000 / o.binMs);
+  /** @type {Map<number, number>} */
+  const bins = new Map();
+  for (const { at, sent } of history) {
+    const bin = Math.floor((at - now) / o.binMs);
+    if (!(sent > 0) || bin >= 0 || bin < -horizonBins) continue;
+    bins.set(bin, (bins.get(bin) ?? 0) + sent);
+  }
+  return [...bins.entries()].sort((a, b) => a[0] - b[0]);
 }
 
 /**
