@@ -22,7 +22,7 @@ import { memoryEntryOf, priorFromMemory } from '../shared/pacing/wake-up-memory.
 export const FORECAST_TARGET = Object.freeze({ within: 0.2, share: 0.8 });
 
 /** Worlds per family. */
-export const FORECAST_COUNT = 15;
+export const FORECAST_COUNT = 10;
 
 /**
  * A campaign as the governor meets it in service: the same world has sent one campaign

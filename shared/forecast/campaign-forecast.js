@@ -1,23 +1,22 @@
 // How long a campaign of N devices will take, and what wake-up load it will put on the
 // gateway, from what the governor believes now (its live model, shared/governor/live-model.js).
 //
-// The forecast replays the controller's own plan in virtual time against a world that is
-// exactly its model: a baseline B, a·g(τ) requests per send (the likeliest open-delay shape
-// of the model bank), and the capacity estimate. Each control interval it sends what the
-// plan (rate-planner.js) allows under the load bound the controller would use, observes the
-// window its model predicts, and learns from it as the controller does, so the caution of a
-// campaign's first minutes (a wide prior on requests per send) and the speed-up towards the
-// end (the continuation that knows the remaining devices) are both in it. Pure: no Redis,
-// no clock.
+// The forecast runs the controller itself (createInspectableController: every member of its
+// model bank, its guards) in virtual time against a world that is exactly the live model: a
+// baseline B, a·g(τ) requests per send (the likeliest open-delay shape, or between campaigns
+// the one the memory holds), and a gateway whose p95 reaches the setpoint at the capacity
+// estimate. So the caution of a campaign's first minutes (a wide prior on requests per send,
+// the slow-opener members), its learning, and the speed-up towards the end (the plan's
+// continuation knows the remaining devices) are all in it. Pure: no Redis, no clock.
+// (A replay of the plan alone, one member and no guards, forecast 19% of the tuning worlds
+// within ±20% against this one's 25%; bench/RESULTS.md.)
 //
 // The range: the duration if the true requests per send lie at a/(1 + sd/a) (low) or
 // a·(1 + sd/a) (high): one standard deviation on a log scale, so a prior with sd = a gives
 // half and twice, never a negative gain. The campaign is paced by its wake-up load, so its
 // duration scales with a while the plan is capacity-bound; the maximum send rate bounds it
 // from below.
-import { createShapeMember } from '../pacing/bank-members.js';
 import { resolveControllerOptions } from '../pacing/controller-options.js';
-import { maxUnitLoadOf } from '../pacing/parameter-estimator.js';
 import { createInspectableController } from '../pacing/controller.js';
 import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js';
 
@@ -88,7 +87,7 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
   const baselineRps = baselineAtHour?.rps ?? model.baselineRps;
   const spread = model.requestsPerSend > 0 ? 1 + model.requestsPerSendSd / model.requestsPerSend : 1;
   const past = pastSendsByBin(history, now, o);
-  const run = (/** @type {number} */ trueGain) => (process.env.FORECAST_MODE === 'plan' ? planRun : controllerRun)(o, model, { devices, baselineRps, trueGain, rateCap, past });
+  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past });
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
   const high = run(model.requestsPerSend * spread);
@@ -154,62 +153,6 @@ export function hourBaseline(model, startAt) {
   const hour = new Date(startAt).getUTCHours();
   const entry = (model.baselineByHour ?? []).find((h) => h.hour === hour);
   return entry && entry.windows >= MIN_HOUR_WINDOWS ? { hour, rps: round(entry.rps), windows: entry.windows } : null;
-}
-
-/**
- * One virtual campaign: the controller's plan (one member: the likeliest shape, at the
- * controller's confidence) against a world whose requests per send are `trueGain`.
- * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
- * @param {LiveModel} model
- * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]> }} run
- */
-function planRun(o, model, { devices, baselineRps, trueGain, rateCap, past }) {
-  const shape = model.rememberedShape ?? model;
-  const member = createShapeMember(o, shape.medianFactor, shape.sigmaFactor);
-  member.resetGain({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
-  const binMs = o.binMs;
-  const tickMs = o.metricsWindowMs;
-  const excessVariance = o.excessNoiseWeight * (model.excessNoiseRps ?? 0) ** 2;
-  const expectedLoad = (/** @type {number} */ fromMs, /** @type {number} */ toMs) => baselineRps + trueGain * meanUnitLoad(member.committed, fromMs, toMs, binMs);
-  /** Sends per bin, to convolve with the kernel at the end (the ledger forgets past bins). @type {Map<number, number>} */
-  const sendsByBin = new Map(past);
-  for (const [bin, count] of past) member.record((bin + 1) * binMs, bin * binMs, (bin + 1) * binMs, count);
-  // The baseline is known, as well as the governor knows it: a first window at it.
-  const start = 0;
-  member.record(start, start - tickMs, start, 0);
-  member.update({ rps: expectedLoad(start - o.metricsLagMs - o.metricsWindowMs, start - o.metricsLagMs), windowStartMs: start - o.metricsLagMs - o.metricsWindowMs, windowEndMs: start - o.metricsLagMs, dtMs: tickMs });
-  let remaining = devices;
-  let sentLast = 0;
-  let lastSendAt = 0;
-  let t = start;
-  for (; remaining > 0 && t < MAX_SECONDS * 1000; t += tickMs) {
-    member.record(t, t - tickMs, t, sentLast);
-    if (t > start) {
-      const windowEndMs = t - o.metricsLagMs;
-      const windowStartMs = windowEndMs - o.metricsWindowMs;
-      member.update({ rps: expectedLoad(windowStartMs, windowEndMs), windowStartMs, windowEndMs, dtMs: tickMs });
-    }
-    const learned = member.estimate();
-    const estimate = { ...learned, pBB: learned.pBB + excessVariance };
-    const maxUnitLoad = maxUnitLoadOf(estimate, model.capacityRps, o.confidence);
-    let rate = member.plan({ nowMs: t, maxUnitLoad, intervalMs: tickMs, maxRate: rateCap, remaining });
-    rate = Math.min(rateCap, Math.max(o.minRate, rate));
-    sentLast = Math.min(remaining, rate * (tickMs / 1000));
-    remaining -= sentLast;
-    if (remaining < 0.5) remaining = 0;
-    const bin = Math.floor(t / binMs);
-    sendsByBin.set(bin, (sendsByBin.get(bin) ?? 0) + sentLast);
-    if (sentLast > 0) lastSendAt = t + (remaining === 0 ? (sentLast / rate) * 1000 : tickMs);
-  }
-  // The load from the start until the last sends' wake-ups have (almost all) arrived.
-  const kernel = member.kernel;
-  const binSeconds = binMs / 1000;
-  const load = new Array(Math.max(0, ...sendsByBin.keys()) + 1 + kernel.length).fill(baselineRps);
-  for (const [bin, count] of sendsByBin) {
-    for (let j = Math.max(0, -bin); j < kernel.length; j++) load[bin + j] += (trueGain * count * kernel[j]) / binSeconds;
-  }
-  const peak = Math.max(baselineRps, ...load);
-  return { seconds: Math.ceil(lastSendAt / 1000), peakLoadRps: peak, load, finished: remaining === 0 };
 }
 
 /**
@@ -301,25 +244,6 @@ function pastSendsByBin(history, now, o) {
     bins.set(bin, (bins.get(bin) ?? 0) + sent);
   }
   return [...bins.entries()].sort((a, b) => a[0] - b[0]);
-}
-
-/**
- * The mean unit load over [fromMs, toMs) from a ledger's per-bin values.
- * @param {(bin: number) => number} committed
- * @param {number} fromMs
- * @param {number} toMs
- * @param {number} binMs
- */
-function meanUnitLoad(committed, fromMs, toMs, binMs) {
-  let sum = 0;
-  let weight = 0;
-  for (let bin = Math.floor(fromMs / binMs); bin * binMs < toMs; bin++) {
-    const overlap = Math.min(toMs, (bin + 1) * binMs) - Math.max(fromMs, bin * binMs);
-    if (overlap <= 0) continue;
-    sum += committed(bin) * overlap;
-    weight += overlap;
-  }
-  return weight > 0 ? sum / weight : 0;
 }
 
 /** @param {number} x @param {number} [digits] */

@@ -82,3 +82,20 @@ test('the live model keeps what the forecast needs from a controller snapshot, w
   assert.equal(m.options.binMs, options.binMs);
   assert.equal(m.rememberedShape, null);
 });
+
+test('a running campaign: the wake-ups of its sends so far are in the load ahead, and slow what is still to send', async () => {
+  const { loadAhead, AHEAD_MS } = await import('../../shared/forecast/load-ahead.js');
+  const m = model();
+  const now = m.at;
+  // 150,000 sends over the last 5 minutes: most of their wake-ups are still to come.
+  const points = [];
+  for (let s = 0; s <= 300; s += 10) points.push({ t: now - 300_000 + s * 1000, processed: s * 500 });
+  const busy = loadAhead(m, { remaining: 100_000, points, now });
+  const fresh = loadAhead(m, { remaining: 100_000, points: [], now });
+  assert.equal(busy.t[0], now);
+  assert.ok(/** @type {number} */ (busy.t.at(-1)) - now <= AHEAD_MS);
+  assert.ok(busy.loadRps[0] > fresh.loadRps[0] + 100, `in-flight wake-ups now: ${busy.loadRps[0]} against ${fresh.loadRps[0]}`);
+  assert.ok(busy.durationSeconds > fresh.durationSeconds, `the room they take slows the rest: ${busy.durationSeconds} s against ${fresh.durationSeconds} s`);
+  assert.ok(Math.max(...busy.loadRps) <= 1.05 * m.capacityRps, 'the plan keeps the predicted load at the capacity');
+  assert.equal(busy.capacityRps, 1000);
+});
