@@ -66,10 +66,16 @@ test('report text names the outcomes, the SLO and the slots; a stored forecast i
   await redis.hset(hash, 'forecast', JSON.stringify({ durationSeconds: 0.5, averageRate: 80 }), 'learned', JSON.stringify({ requestsPerSend: 1.5 }));
   const filled = await pushctl(['report', id], stack.env);
   assert.match(filled.stdout, /learned {3}\{"requestsPerSend":1\.5\}/);
-  assert.match(filled.stdout, /forecast vs actual:\n {2}durationSeconds +0\.5 +[\d.]+\n {2}averageRate +80 +[\d.]+/);
+  assert.match(filled.stdout, /forecast vs actual:\n {2}durationSeconds +0\.5 +[\d.]+ +forecast [\d.]+× actual\n {2}averageRate +80 +[\d.]+ +forecast [\d.]+× actual/);
   const json = JSON.parse((await pushctl(['report', id, '--json'], stack.env)).stdout);
   assert.deepEqual(json.forecastComparison.map((/** @type {any} */ c) => c.field), ['durationSeconds', 'averageRate']);
   assert.equal(json.forecastComparison[1].actual, json.rate.averagePerSecond);
+  assert.equal(json.forecastComparison[0].ratio, Math.round((0.5 / json.durationSeconds) * 100) / 100);
+  assert.equal(json.forecastComparison[0].withinRange, null, 'no range stored');
+  // A forecast with a range (pushctl send stores one): the report says whether the actual fell in it.
+  await redis.hset(hash, 'forecast', JSON.stringify({ source: 'governor', durationSeconds: 0.5, durationLowSeconds: 0.1, durationHighSeconds: 0.2 }));
+  const ranged = await pushctl(['report', id], stack.env);
+  assert.match(ranged.stdout, /forecast vs actual \(from the live governor\):\n {2}durationSeconds +0\.5 \(0\.1-0\.2\) +[\d.]+ +forecast [\d.]+× actual, outside its range/);
   await redis.hdel(hash, 'forecast', 'learned');
 });
 
