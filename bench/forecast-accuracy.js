@@ -1,7 +1,8 @@
 // Forecast accuracy (issue #14, point 2): on simulated worlds, the forecast a dry run would
 // print at launch (shared/forecast/campaign-forecast.js, from the controller's snapshot
 // after the warm-up, as the governor publishes it) against the campaign's actual duration
-// under the same controller. The shipped scenarios (sim/scenarios) and worlds of every
+// under the same controller. Each world sends two campaigns and the second is forecast: in
+// service the governor has met the audience before, and memory gives the prior. The shipped scenarios (sim/scenarios) and worlds of every
 // family (sim/families.js) from the held-out seeds and, apart, from a tuning seed.
 //
 // `node bench/forecast-accuracy.js [count]` prints the markdown of its bench/RESULTS.md
@@ -142,8 +143,9 @@ export function formatForecastSection(r) {
   const s = r.summary;
   return [
     `### Forecast accuracy (issue #14, point 2): the duration forecast at launch against the actual`,
-    `The forecast a dry run prints (shared/forecast/campaign-forecast.js), made from the controller's snapshot after the warm-up, ` +
-      `against the campaign's completion under the same controller. Target: within ±${pct(FORECAST_TARGET.within)} in ≥ ${pct(FORECAST_TARGET.share)} of runs. ` +
+    `The forecast a dry run prints (shared/forecast/campaign-forecast.js). Each world sends two campaigns (sim/second-campaign.js); the forecast ` +
+      `is made for the second at its first send, from the controller's snapshot after the warm-up and the memory of the first, and set against ` +
+      `the second's completion. Target: within ±${pct(FORECAST_TARGET.within)} in ≥ ${pct(FORECAST_TARGET.share)} of runs. ` +
       `${r.count} worlds per family and seed; ${(r.runtimeMs / 1000).toFixed(0)} s.`, '',
     '| worlds | runs | within ±20% | actual in [low, high] | not finished | forecast/actual p10 / p25 / p50 / p75 / p90 |', '|---|---|---|---|---|---|',
     row('shipped scenarios', s.shipped),
