@@ -54,15 +54,17 @@ test('a live governor: the forecast comes from its model, in send --dry-run, sch
     logger: createLogger({ logLevel: 'warn' }, {}, { write: () => {} }),
     tickMs: 200, liveModel: { store: createLiveModelStore(redis, prefix), options }
   });
+  const startedHour = new Date().getUTCHours();
   governor.start();
   try {
     const store = createLiveModelStore(redis, prefix);
     await waitFor(async () => ((await store.read())?.baselineRps ?? 0) > 250, { timeoutMs: 10_000, what: 'a live model with the baseline' });
     const ttl = await redis.pttl(liveModelKeys(prefix).live);
     assert.ok(ttl > 0 && ttl <= 1000, `the snapshot expires on its own: ${ttl} ms`);
+    // Windows with no sends teach their UTC hour's baseline (two hours if the test straddles one's end).
     const byHour = await store.readBaselineByHour();
-    assert.equal(byHour.length, 1);
-    assert.equal(byHour[0].hour, new Date().getUTCHours());
+    const hours = new Set([startedHour, new Date().getUTCHours()]);
+    assert.ok(byHour.length >= 1 && byHour.every((h) => hours.has(h.hour) && h.windows >= 1 && h.rps > 250), JSON.stringify(byHour));
 
     const json = await dryRun(['--json']);
     assert.equal(json.code, 0, json.stderr);
