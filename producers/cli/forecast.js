@@ -38,7 +38,10 @@ export function forecastJson(forecast) {
  * @param {Forecast} f
  */
 export function describeForecast(f) {
-  if (f.source === 'fixed-rate') return `Forecast: ${f.note}: about ${formatDuration(f.durationSeconds)} at ${formatRate(f.averageRate)}.`;
+  if (f.source === 'fixed-rate') {
+    return f.averageRate > 0 ? `Forecast: ${f.note}: about ${formatDuration(f.durationSeconds)} at ${formatRate(f.averageRate)}.`
+      : 'Forecast: no governor is running and the shared rate is 0 (stopped): nothing is sent until pushctl rate N.';
+  }
   const range = f.durationLowSeconds === f.durationHighSeconds ? '' :
     ` (likely ${formatDuration(f.durationLowSeconds)} to ${formatDuration(f.durationHighSeconds)})`;
   const hour = f.baselineAtHour ? `, at the ${String(f.baselineAtHour.hour).padStart(2, '0')}:00 UTC baseline of ${formatCount(Math.round(f.baselineAtHour.rps))} req/s learned from ${formatCount(f.baselineAtHour.windows)} windows` : '';
