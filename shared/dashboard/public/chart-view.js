@@ -131,7 +131,7 @@ export function createChartView(container, syncKey) {
           labelLines(u, series);
         }],
         setCursor: [(u) => {
-          hovered = u.cursor.idx ?? null;
+          hovered = u.cursor.idx == null ? null : u.cursor.idx + windowOf(series).from;
           showLegend();
         }]
       }
@@ -139,8 +139,25 @@ export function createChartView(container, syncKey) {
     panels.set(panel.id, { el, plot, series });
   }
 
+  // The index of the latest sample: the forecast's points come after it.
+  function lastPastIndex() {
+    let i = data.t.length - 1;
+    if (!hasForecast) return i;
+    while (i > 0 && SERIES.every((s) => s.future || data[s.key][i] === null)) i--;
+    return i;
+  }
+
+  // Where a panel's points start in `data`: the past's panels end at the latest sample, so 15
+  // minutes of forecast do not squeeze a young campaign's rate into a sliver at the left; the
+  // forecast's panel starts at it.
+  function windowOf(series) {
+    const last = lastPastIndex();
+    return series.some((s) => s.future) ? { from: last, to: data.t.length } : { from: 0, to: last + 1 };
+  }
+
   function plotData(series) {
-    return [data.t.map((t) => t / 1000), ...series.map((s) => data[s.key])];
+    const { from, to } = windowOf(series);
+    return [data.t.slice(from, to).map((t) => t / 1000), ...series.map((s) => data[s.key].slice(from, to))];
   }
 
   // Each panel's own range, from zero to a margin above the highest line, so that the top
@@ -175,9 +192,7 @@ export function createChartView(container, syncKey) {
   function showLegend() {
     if (!data || data.t.length === 0) return;
     const latest = hovered === null;
-    // The latest sample is the last one with a send rate, limit or p95: the forecast's points come after it.
-    let lastPast = data.t.length - 1;
-    while (lastPast > 0 && SERIES.every((s) => s.future || data[s.key][lastPast] === null)) lastPast--;
+    const lastPast = lastPastIndex();
     const i = latest ? lastPast : hovered;
     const future = i > lastPast;
     legend.querySelector('.chart-time').textContent = `${clock(data.t[i] / 1000)}${latest ? ' (latest sample)' : future ? ' (predicted)' : ''}`;
