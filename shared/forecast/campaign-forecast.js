@@ -57,7 +57,8 @@ import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js'
  * @property {number | null} requestsPerSend
  * @property {number | null} requestsPerSendSd
  * @property {number} averageRate           devices / expected duration
- * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per bin from the start
+ * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per governor
+ *   tick (metrics window) from the start; t in seconds
  * @property {string} note
  */
 
@@ -91,8 +92,10 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
   const high = run(model.requestsPerSend * spread);
+  // The world is stepped once per metrics window (the governor's tick), so are the load's points.
+  const loadBinSeconds = o.metricsWindowMs / 1000;
   const load = expected.load.map((loadRps, k) => ({
-    t: (k * o.binMs) / 1000,
+    t: k * loadBinSeconds,
     loadRps: round(loadRps),
     lowRps: round(Math.min(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps)),
     highRps: round(Math.max(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps))

@@ -28,10 +28,9 @@ export function loadAhead(model, { remaining, points, now, maxRate = null }) {
   const history = [];
   for (let i = 1; i < points.length; i++) history.push({ at: points[i].t, sent: Math.max(0, points[i].processed - points[i - 1].processed) });
   const forecast = forecastCampaign(model, { devices: Math.max(0, remaining), now, maxRate, history });
-  const binMs = (model.options.binMs ?? 10_000);
   const bins = forecast.load.filter((p) => p.t * 1000 <= AHEAD_MS);
   return {
-    t: bins.map((_, k) => now + k * binMs),
+    t: bins.map((p) => now + p.t * 1000),
     loadRps: bins.map((p) => p.loadRps),
     lowRps: bins.map((p) => p.lowRps),
     highRps: bins.map((p) => p.highRps),

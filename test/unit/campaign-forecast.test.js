@@ -93,6 +93,7 @@ test('a running campaign: the wake-ups of its sends so far are in the load ahead
   const busy = loadAhead(m, { remaining: 100_000, points, now });
   const fresh = loadAhead(m, { remaining: 100_000, points: [], now });
   assert.equal(busy.t[0], now);
+  assert.equal(busy.t[1] - busy.t[0], m.options.metricsWindowMs, 'a point per governor tick');
   assert.ok(/** @type {number} */ (busy.t.at(-1)) - now <= AHEAD_MS);
   assert.ok(busy.loadRps[0] > fresh.loadRps[0] + 100, `in-flight wake-ups now: ${busy.loadRps[0]} against ${fresh.loadRps[0]}`);
   assert.ok(busy.durationSeconds > fresh.durationSeconds, `the room they take slows the rest: ${busy.durationSeconds} s against ${fresh.durationSeconds} s`);
