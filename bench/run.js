@@ -8,6 +8,7 @@ import { benchEnqueue } from './enqueue.js';
 import { benchTransactional } from './transactional.js';
 import { benchPacing, formatPacingSection } from './pacing.js';
 import { benchHoldout, formatHoldoutSection } from './holdout.js';
+import { benchForecastAccuracy, formatForecastSection, FORECAST_TARGET } from './forecast-accuracy.js';
 import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-response.js';
 import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
 import { benchInformationLimit, formatInformationLimitSection } from './information-limit.js';
@@ -89,6 +90,12 @@ if (!only || only === 'holdout') {
   const r = benchHoldout();
   if (!r.allMet) failed = true;
   lines.push(formatHoldoutSection(r));
+}
+if (!only || only === 'forecast') {
+  // Issue #14: the dry run's forecast duration against the actual, on held-out worlds.
+  const r = benchForecastAccuracy({ seeds: 'held-out' });
+  if (r.summary.heldOut.share < FORECAST_TARGET.share) failed = true;
+  lines.push(formatForecastSection(r));
 }
 if (!only || only === 'information-limit') {
   // Evidence, not a target: how much of the hold-out gap no controller could close.

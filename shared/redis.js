@@ -303,6 +303,10 @@ export function redisKeys(prefix) {
     governorJournal: `${tag}:governor:journal`,
     /** What finished campaigns taught the governor (governor/model-memory.js), newest first. */
     modelMemory: `${tag}:model:memory`,
+    /** The governor's live model, with a TTL of a few ticks: forecasts read it (shared/governor/live-model.js). */
+    liveModel: `${tag}:model:live`,
+    /** The baseline the governor saw by UTC hour, for forecasts of later campaigns (shared/governor/live-model.js). */
+    baselineByHour: `${tag}:model:baseline-by-hour`,
     /** An event's idempotency record. @param {string} idempotencyKey */
     event: (idempotencyKey) => `${tag}:event:${idempotencyKey}`,
     /** Schedule ids, scored by when each was added (shared/scheduler/schedule-store.js). */

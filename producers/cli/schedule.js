@@ -110,6 +110,12 @@ async function add(ctx, store, id, options, io) {
   });
   const plan = await prepareLaunch(request, { config: ctx.config, store: ctx.store, bucket: ctx.bucket });
   await plan.close();
+  const { forecastLaunch, forecastJson, describeForecast } = await import('./forecast.js');
+  const firstFire = nextFire(timing, now) ?? now;
+  const forecast = await forecastLaunch(ctx, {
+    devices: plan.devices, rate: plan.rate, maxRate: request.maxRate,
+    startAt: request.timing.localTime === null ? firstFire : (plan.releases[0]?.at ?? firstFire)
+  });
   for (const warning of plan.warnings) io.stderr.write(formatWarning(warning));
 
   /** @type {Schedule} */
@@ -117,14 +123,15 @@ async function add(ctx, store, id, options, io) {
   if (!options.dryRun) await store.add(spec);
   const view = describeSchedule({ schedule: spec, enabled: true, after: now }, now, ctx.config.scheduler.toleranceMs);
   if (options.json) {
-    io.stdout.write(JSON.stringify({ ...view, stored: !options.dryRun, devicesNow: plan.devices }) + '\n');
+    io.stdout.write(JSON.stringify({ ...view, stored: !options.dryRun, devicesNow: plan.devices, forecast: forecastJson(forecast) }) + '\n');
     return 0;
   }
   io.stdout.write([
     `${options.dryRun ? 'dry run, nothing stored: ' : ''}schedule ${spec.id}: ${when(spec)}; missed fires: ${policy(spec)}`,
     view.nextFireAt === null ? 'it never fires again' :
       `next fire ${formatZoned(view.nextFireAt, spec.timeZone)} = ${iso(view.nextFireAt)}, as campaign ${view.nextCampaignId}`,
-    `audience now: ${formatCount(plan.devices)} devices${plan.skipped ? ` (${formatCount(plan.skipped)} invalid lines skipped)` : ''}`
+    `audience now: ${formatCount(plan.devices)} devices${plan.skipped ? ` (${formatCount(plan.skipped)} invalid lines skipped)` : ''}`,
+    describeForecast(forecast)
   ].join('\n') + '\n');
   return 0;
 }

@@ -7,6 +7,8 @@ import { prepareLaunch, launch } from '../../shared/campaign/launch.js';
 import { createSegmentQueue } from '../../shared/queue/create-queue.js';
 import { formatDuration } from '../../shared/campaign/format-duration.js';
 import { formatCount, formatRate, formatWarning } from './format.js';
+import { forecastLaunch, forecastJson, describeForecast, forecastRecord } from './forecast.js';
+import { redisKeys } from '../../shared/redis.js';
 
 /**
  * pushctl send's options: the launch's (LaunchOptions) and how to answer.
@@ -24,13 +26,19 @@ export async function send(ctx, options, io) {
   try {
     for (const warning of plan.warnings) io.stderr.write(formatWarning(warning));
     const { timing } = request;
+    const madeAt = Date.now();
+    const forecast = await forecastLaunch(ctx, {
+      devices: plan.devices, rate: plan.rate, maxRate: request.maxRate,
+      startAt: timing.localTime === null ? (request.startAt ?? madeAt) : (plan.releases[0]?.at ?? madeAt)
+    });
     if (options.dryRun) {
       const answer = { dryRun: true, devices: plan.devices, skipped: plan.skipped, duplicates: plan.duplicates,
-        disabled: plan.disabled, byPlatform: plan.byPlatform, rate: plan.rate, estimatedSeconds: plan.estimatedSeconds, ...timingSummary(plan.releases, timing) };
+        disabled: plan.disabled, byPlatform: plan.byPlatform, rate: plan.rate, estimatedSeconds: plan.estimatedSeconds, ...timingSummary(plan.releases, timing),
+        forecast: forecastJson(forecast) };
       io.stdout.write(options.json ? JSON.stringify(answer) + '\n'
         : `dry run: would send to ${formatCount(plan.devices)} devices (${formatCount(plan.skipped)} invalid lines skipped, ` +
-          `${formatCount(plan.duplicates)} duplicates, ${formatCount(plan.disabled)} disabled endpoints left out); ` +
-          `about ${formatDuration(plan.estimatedSeconds)} at ${formatRate(plan.rate)}.${describeTiming(plan.releases, timing)} Nothing was enqueued.\n`);
+          `${formatCount(plan.duplicates)} duplicates, ${formatCount(plan.disabled)} disabled endpoints left out).` +
+          `${describeTiming(plan.releases, timing)} ${describeForecast(forecast)} Nothing was enqueued.\n`);
       return 0;
     }
     if (plan.devices > ctx.config.confirmThreshold && !options.yes) {
@@ -48,9 +56,13 @@ export async function send(ctx, options, io) {
         config: ctx.config, store: ctx.store, queue, logger: ctx.logger, signal: abort.signal,
         onCreated: ({ id }) => { if (!options.json) io.stderr.write(`campaign ${id}: enqueueing ${formatCount(plan.devices)} devices...\n`); }
       });
+      // Kept with the campaign: pushctl report compares it with what happened.
+      await ctx.redis.hset(redisKeys(ctx.config.keyPrefix).campaign(result.id).hash, 'forecast', JSON.stringify(forecastRecord(forecast, madeAt)))
+        .catch((error) => ctx.logger.warn({ err: error }, 'storing the forecast with the campaign failed'));
       io.stdout.write(options.json
         ? JSON.stringify({ id: result.id, devices: result.devices, skipped: result.skipped, duplicates: result.duplicates,
-          disabled: result.disabled, rate: result.rate, estimatedSeconds: result.estimatedSeconds, ...timingSummary(plan.releases, timing) }) + '\n'
+          disabled: result.disabled, rate: result.rate, estimatedSeconds: result.estimatedSeconds, ...timingSummary(plan.releases, timing),
+          forecast: forecastJson(forecast) }) + '\n'
         : `${result.id}\n`);
       if (!options.json) io.stderr.write(`campaign ${result.id}: ${formatCount(result.devices)} devices enqueued; follow it with: pushctl status ${result.id} --watch\n`);
     } finally {

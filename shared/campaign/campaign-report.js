@@ -135,8 +135,13 @@ export function formatCampaignReport(r, formatDuration) {
   if (!r.forecast) lines.push('forecast  not recorded');
   else if (r.forecastComparison.length === 0) lines.push(`forecast  ${JSON.stringify(r.forecast)}`);
   else {
-    lines.push('forecast vs actual:');
-    for (const c of r.forecastComparison) lines.push(`  ${c.field.padEnd(16)} ${fmt(c.forecast).padStart(10)}  ${fmt(c.actual).padStart(10)}`);
+    const source = r.forecast.source === 'fixed-rate' ? ' (made without a governor: the fixed rate alone)' : r.forecast.source === 'governor' ? ' (from the live governor)' : '';
+    lines.push(`forecast vs actual${source}:`);
+    for (const c of r.forecastComparison) {
+      const range = c.low !== null && c.high !== null && c.low !== c.high ? ` (${fmt(c.low)}-${fmt(c.high)})` : '';
+      const verdict = c.ratio === null ? '' : `  forecast ${c.ratio.toFixed(2)}× actual${c.withinRange === null ? '' : c.withinRange ? ', within its range' : ', outside its range'}`;
+      lines.push(`  ${c.field.padEnd(16)} ${(fmt(c.forecast) + range).padStart(22)}  ${fmt(c.actual).padStart(10)}${verdict}`);
+    }
   }
   lines.push(`failures  pushctl failures ${r.id} --format csv exports the devices not delivered`);
   return lines.join('\n') + '\n';
@@ -157,13 +162,26 @@ function timelineLines(timeline) {
 }
 
 /**
- * Forecast fields that name an actual figure, side by side.
+ * Forecast fields that name an actual figure, side by side, with forecast ÷ actual and, where
+ * the forecast gave a range (`durationLowSeconds`/`durationHighSeconds` for `durationSeconds`),
+ * whether the actual fell in it.
  * @param {Record<string, unknown>} forecast
  * @param {Record<string, number | null>} actual
  */
 function compareForecast(forecast, actual) {
-  return Object.keys(actual).filter((field) => typeof forecast[field] === 'number')
-    .map((field) => ({ field, forecast: /** @type {number} */ (forecast[field]), actual: actual[field] }));
+  const number = (/** @type {string} */ key) => (typeof forecast[key] === 'number' ? /** @type {number} */ (forecast[key]) : null);
+  return Object.keys(actual).filter((field) => typeof forecast[field] === 'number').map((field) => {
+    const value = /** @type {number} */ (forecast[field]);
+    const real = actual[field];
+    const stem = field.replace(/Seconds$/, '');
+    const low = number(`${stem}LowSeconds`);
+    const high = number(`${stem}HighSeconds`);
+    return {
+      field, forecast: value, actual: real, low, high,
+      ratio: real ? Math.round((value / real) * 100) / 100 : null,
+      withinRange: real === null || low === null || high === null ? null : real >= low && real <= high
+    };
+  });
 }
 
 /** @param {string | null} value @returns {Record<string, unknown> | null} */

@@ -7,6 +7,10 @@ import { createRequire } from 'node:module';
 import Fastify from 'fastify';
 import { campaignProgress } from '../campaign/campaign-progress.js';
 import { achievedRate, chartSeries, RATE_WINDOW_MS } from './campaign-chart.js';
+import { loadAhead } from '../forecast/load-ahead.js';
+
+/** A campaign's predicted load is computed at most this often, however many viewers poll. */
+const AHEAD_CACHE_MS = 5000;
 import { buildCampaignReport } from '../campaign/campaign-report.js';
 
 /** @typedef {import('./dashboard-auth.js').DashboardAuth} DashboardAuth */
@@ -63,8 +67,10 @@ const CONTROL = { config: { access: /** @type {Access} */ ('control') } };
  * @param {{ health(): { status: number, body: object }, ready(): Promise<{ status: number, body: object }>, metrics(): Promise<{ contentType: string, text: string }> }} deps.ops
  * @param {import('pino').Logger} deps.logger
  * @param {() => number} [deps.now]
+ * @param {Pick<import('../governor/live-model.js').LiveModelStore, 'read'>} [deps.liveModel]  the governor's live model:
+ *   a running campaign's chart adds the predicted wake-up load from it
  */
-export function createDashboardServer({ store, bucket, series, history, schedules, auth, ops, logger, now = Date.now }) {
+export function createDashboardServer({ store, bucket, series, history, schedules, auth, ops, logger, now = Date.now, liveModel }) {
   // No request log: every viewer polls each second, and Heroku keeps only 1,500 log lines.
   const app = Fastify({ logger: false, bodyLimit: 4096, return503OnClosing: true });
   const assets = Object.fromEntries(Object.entries(ASSETS).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
@@ -170,8 +176,50 @@ export function createDashboardServer({ store, bucket, series, history, schedule
     await store.require(id);
     const points = await series.campaign(id, since);
     const decisions = points.length > 0 ? await series.governor(points[0].t - GATEWAY_MAX_AGE_MS, points[points.length - 1].t) : [];
-    return { id, rateWindowMs: RATE_WINDOW_MS, gateway: decisions.length > 0 ? 'governor' : 'none', ...chartSeries(points, decisions, { since, maxGatewayAgeMs: GATEWAY_MAX_AGE_MS }) };
+    return {
+      id, rateWindowMs: RATE_WINDOW_MS, gateway: decisions.length > 0 ? 'governor' : 'none', ...chartSeries(points, decisions, { since, maxGatewayAgeMs: GATEWAY_MAX_AGE_MS }),
+      ahead: await predictedLoad(id)
+    };
   });
+
+  /** @type {Map<string, { at: number, value: import('../forecast/load-ahead.js').LoadAhead | null }>} */
+  const aheadCache = new Map();
+
+  /**
+   * A running campaign's predicted wake-up load for the next minutes (load-ahead.js), or null:
+   * no governor (its live model expired), a campaign not running, or a failed read (the chart
+   * then shows what happened only).
+   * @param {string} id
+   */
+  async function predictedLoad(id) {
+    if (!liveModel) return null;
+    // Every viewer polls each second; the governor's model changes once a tick.
+    const cached = aheadCache.get(id);
+    if (cached && now() - cached.at < AHEAD_CACHE_MS) return cached.value;
+    const value = await computeAhead(liveModel, id);
+    aheadCache.set(id, { at: now(), value });
+    for (const [key, entry] of aheadCache) if (now() - entry.at > 60_000) aheadCache.delete(key);
+    return value;
+  }
+
+  /**
+   * @param {Pick<import('../governor/live-model.js').LiveModelStore, 'read'>} models
+   * @param {string} id
+   */
+  async function computeAhead(models, id) {
+    try {
+      const [model, campaign] = await Promise.all([models.read(), store.get(id)]);
+      if (!model || !campaign || campaign.state !== 'running') return null;
+      const at = now();
+      const recent = await series.campaign(id, at - 3_600_000);
+      const processed = recent.at(-1)?.processed ?? 0;
+      const remaining = Math.max(0, campaign.total - processed - campaign.cancelled - campaign.expired);
+      return loadAhead(model, { remaining, points: recent, now: at, maxRate: campaign.maxRate });
+    } catch (error) {
+      logger.warn({ err: error, id }, 'predicting the campaign\'s wake-up load failed');
+      return null;
+    }
+  }
 
   // pushctl report --json's object: outcomes, timeline, gateway, learned, forecast.
   app.get('/api/campaigns/:id/report', {

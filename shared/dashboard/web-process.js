@@ -15,6 +15,7 @@ import { detachedOps } from '../metrics/ops-server.js';
 import { createDashboardAuth } from './dashboard-auth.js';
 import { createDashboardServer } from './dashboard-server.js';
 import { createScheduleReader } from './schedules.js';
+import { createLiveModelStore } from '../governor/live-model.js';
 
 /**
  * Starts the dashboard. Resolves once it listens.
@@ -37,6 +38,7 @@ export async function startWeb(config, logger, ops = detachedOps('web')) {
   const app = createDashboardServer({
     store, bucket, series, history, auth, logger,
     schedules: createScheduleReader(redis, config),
+    liveModel: createLiveModelStore(redis, config.keyPrefix),
     ops
   });
   await app.listen({ port: config.port, host: '0.0.0.0' });

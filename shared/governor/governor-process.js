@@ -7,6 +7,7 @@ import { createInspectableController } from '../pacing/controller.js';
 import { createGatewayMetrics, gatewaySourceConfig, GATEWAY_METRIC_KINDS_TEXT } from '../gateway-metrics/gateway-metrics.js';
 import { createGovernor } from './governor.js';
 import { createModelMemory } from './model-memory.js';
+import { createLiveModelStore } from './live-model.js';
 import { resolveControllerOptions } from '../pacing/controller-options.js';
 import { createCampaignStore } from '../campaign/campaign-store.js';
 import { devicesStillToSend } from '../campaign/campaign-progress.js';
@@ -56,6 +57,8 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
     logger,
     // What finished campaigns taught: each campaign's prior comes from it (pushctl model show|reset).
     memory: createModelMemory(redis, config.keyPrefix, resolveControllerOptions(config.pacing.controller)),
+    // What the controller believes, each tick: pushctl send --dry-run and schedule add forecast from it.
+    liveModel: { store: createLiveModelStore(redis, config.keyPrefix), options: resolveControllerOptions(config.pacing.controller) },
     // One decision per metrics window: the controller expects observations at that pace,
     // and a metrics-scrape source's window is the time between two reads.
     tickMs: config.pacing.controller.metricsWindowMs

@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createLease } from './governor-lease.js';
 import { redisKeys } from '../redis.js';
+import { liveModelOf, foldHourBaseline } from './live-model.js';
 
 /** @typedef {import('../redis.js').PushRedis} PushRedis */
 /** @typedef {import('../token-bucket.js').TokenBucket} TokenBucket */
@@ -60,11 +61,14 @@ export const JOURNAL_HORIZON_MS = 60 * 60_000;
  * @param {number} [options.journalMs]     how much history a new holder replays
  * @param {import('./model-memory.js').ModelMemory} [options.memory]  what finished campaigns taught: each
  *   campaign's prior comes from it, and each finished campaign is kept in it
+ * @param {{ store: import('./live-model.js').LiveModelStore, options: Readonly<import('../pacing/controller-options.js').ControllerOptions> }} [options.liveModel]
+ *   where each tick publishes what the controller believes (pushctl send --dry-run forecasts from it);
+ *   needs a controller with snapshot()
  */
 export function createGovernor({
   redis, keyPrefix, bucket, controller, readGateway, readRemaining = async () => null, readKind = async () => undefined, logger, tickMs,
   now = Date.now, maxRate, leaseTtlMs = DEFAULT_LEASE_TTL_MS,
-  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS, memory
+  holderId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, journalMs = JOURNAL_HORIZON_MS, memory, liveModel
 }) {
   if (!(tickMs > 0)) throw new RangeError(`tickMs must be > 0, got ${tickMs}`);
   if (maxRate !== undefined && !(maxRate >= 0)) throw new RangeError(`maxRate must be ≥ 0, got ${maxRate}`);
@@ -97,6 +101,10 @@ export function createGovernor({
   let priorKind = /** @type {string | null} */ (null);
   /** The kind of the campaign being learned: undefined before its first send, null when its sends mixed kinds. */
   let learningKind = /** @type {string | null | undefined} */ (undefined);
+  /** The baseline by UTC hour learned from the ticks; read from Redis when the lease is taken. @type {import('./live-model.js').LiveModel['baselineByHour']} */
+  let baselineByHour = [];
+  /** The open-delay shape the memory holds, for forecasts between campaigns. @type {{ medianFactor: number, sigmaFactor: number } | null} */
+  let rememberedShape = null;
 
   async function checkLease() {
     try {
@@ -112,6 +120,7 @@ export function createGovernor({
           logger.info({ holderId, leaseTtlMs }, 'governor lease acquired: steering the rate');
           lastGranted = null;
           await replayJournal();
+          if (liveModel) baselineByHour = await liveModel.store.readBaselineByHour().catch(() => baselineByHour);
           // A campaign that ended within the replayed turn was kept by the holder of that turn.
           controller.takeFinished?.();
           await usePriorFromMemory();
@@ -238,6 +247,7 @@ export function createGovernor({
       const finished = controller.takeFinished?.();
       if (finished && written) await rememberCampaign(finished, learningKind ?? null);
       if (finished) learningKind = undefined;
+      if (written) await publishLiveModel({ at, rate, reason: decision.reason, remaining, observed: gateway !== null && sent === 0 });
       tickCount += 1;
       logger.info({
         tick: tickCount, now: at, sent, gateway, remaining, rate, reason: decision.reason,
@@ -247,6 +257,25 @@ export function createGovernor({
       }, 'governor tick');
     } catch (error) {
       logger.error({ err: error }, 'governor tick failed; the bucket keeps its last rate');
+    }
+  }
+
+  /**
+   * Publishes the controller's beliefs for forecasts; a failure costs only the forecast.
+   * @param {{ at: number, rate: number, reason: string, remaining: number | null, observed: boolean }} tick
+   *   observed: a window of the gateway with no sends of ours in it, which teaches the hour's baseline
+   */
+  async function publishLiveModel({ at, rate, reason, remaining, observed }) {
+    if (!liveModel || typeof controller.snapshot !== 'function') return;
+    try {
+      const snapshot = /** @type {Record<string, any>} */ (controller.snapshot());
+      if (observed && Number.isFinite(snapshot.baseline)) baselineByHour = foldHourBaseline(baselineByHour, at, snapshot.baseline);
+      const idle = remaining === null || remaining === 0;
+      await liveModel.store.publish(liveModelOf(snapshot, liveModel.options, {
+        at, rate, reason, remaining, baselineByHour, rememberedShape: idle ? rememberedShape : null
+      }), tickMs);
+    } catch (error) {
+      logger.warn({ err: error }, 'publishing the live model failed; forecasts fall back to the fixed rate');
     }
   }
 
@@ -273,6 +302,7 @@ export function createGovernor({
     try {
       const prior = await memory.prior(now(), priorKind);
       controller.setGainPrior(prior.fromMemory > 0 ? prior.gainPrior : null);
+      rememberedShape = prior.fromMemory > 0 ? prior.shape : null;
       if (prior.fromMemory > 0) logger.info({ holderId, kind: priorKind, ...prior.gainPrior, fromMemory: prior.fromMemory, campaigns: prior.entries }, 'next campaign starts from memory');
     } catch (error) {
       logger.warn({ err: error }, 'reading the wake-up memory failed; the next campaign starts from PACING_*');

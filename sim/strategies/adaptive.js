@@ -47,6 +47,8 @@ export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true
     name: 'adaptive',
     trace,
     get learned() { return learned; },
+    /** The controller's estimates now (bench/forecast-accuracy.js forecasts from them). */
+    snapshot: () => controller.snapshot(),
     sendsAt({ t, remaining, snsMax, observe }) {
       if (((t % interval) + interval) % interval === 0) {
         const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe(), remaining: tellsRemaining ? remaining : null, untilNextMs: interval * 1000 });

@@ -19,5 +19,7 @@ export interface Strategy {
   /** Optional per-decision record for charts (the adaptive controller's estimates). */
   trace?: Array<Record<string, number | string | boolean>>;
   /** The adaptive controller's estimates at the campaign's end, before an idle reset forgets them (wake-up-memory.js). */
+  /** The adaptive strategy's controller estimates now (bench/forecast-accuracy.js forecasts from them). */
+  snapshot?(): Record<string, any>;
   readonly learned?: { requestsPerSend: number, requestsPerSendSd: number, medianFactor: number, sigmaFactor: number } | null;
 }

@@ -35,7 +35,7 @@ after(async () => {
   redis.disconnect();
 });
 
-test('report --json: outcomes, duration, timeline with p95 against the SLO, empty learned and forecast slots', async () => {
+test('report --json: outcomes, duration, timeline with p95 against the SLO, no learned slot, the launch\'s forecast', async () => {
   const run = await pushctl(['report', id, '--json'], stack.env);
   assert.equal(run.code, 0, run.stderr);
   const r = JSON.parse(run.stdout);
@@ -51,7 +51,10 @@ test('report --json: outcomes, duration, timeline with p95 against the SLO, empt
   assert.ok(r.timeline.some((/** @type {any} */ p) => p.p95Ms === 450 && p.sloMs === 400));
   assert.deepEqual(r.failureReasons.map((/** @type {any} */ x) => x.count), [FAILING.length]);
   assert.equal(r.learned, null);
-  assert.equal(r.forecast, null);
+  // pushctl send kept the forecast made at launch: no governor ran then, so the fixed rate's.
+  assert.equal(r.forecast.source, 'fixed-rate');
+  const duration = r.forecastComparison.find((/** @type {any} */ c) => c.field === 'durationSeconds');
+  assert.deepEqual([duration.forecast, duration.actual], [r.forecast.durationSeconds, r.durationSeconds]);
 });
 
 test('report text names the outcomes, the SLO and the slots; a stored forecast is compared with what happened', async () => {
@@ -60,17 +63,27 @@ test('report text names the outcomes, the SLO and the slots; a stored forecast i
   assert.match(plain.stdout, new RegExp(`${DEVICES} devices: delivered ${DEVICES - 5} .*failed 3 .*disabled 2`));
   assert.match(plain.stdout, /SLO 400 ms; over the SLO in (\d+) of \1 points/);
   assert.match(plain.stdout, /learned {3}not recorded/);
-  assert.match(plain.stdout, /forecast {2}not recorded/);
-
+  assert.match(plain.stdout, /forecast vs actual \(made without a governor: the fixed rate alone\):\n {2}durationSeconds /);
   const hash = `{${stack.prefix}}:campaign:${id}`;
+  const launched = await redis.hget(hash, 'forecast');
+  await redis.hdel(hash, 'forecast');
+  assert.match((await pushctl(['report', id], stack.env)).stdout, /forecast {2}not recorded/);
+
   await redis.hset(hash, 'forecast', JSON.stringify({ durationSeconds: 0.5, averageRate: 80 }), 'learned', JSON.stringify({ requestsPerSend: 1.5 }));
   const filled = await pushctl(['report', id], stack.env);
   assert.match(filled.stdout, /learned {3}\{"requestsPerSend":1\.5\}/);
-  assert.match(filled.stdout, /forecast vs actual:\n {2}durationSeconds +0\.5 +[\d.]+\n {2}averageRate +80 +[\d.]+/);
+  assert.match(filled.stdout, /forecast vs actual:\n {2}durationSeconds +0\.5 +[\d.]+ +forecast [\d.]+× actual\n {2}averageRate +80 +[\d.]+ +forecast [\d.]+× actual/);
   const json = JSON.parse((await pushctl(['report', id, '--json'], stack.env)).stdout);
   assert.deepEqual(json.forecastComparison.map((/** @type {any} */ c) => c.field), ['durationSeconds', 'averageRate']);
   assert.equal(json.forecastComparison[1].actual, json.rate.averagePerSecond);
-  await redis.hdel(hash, 'forecast', 'learned');
+  assert.equal(json.forecastComparison[0].ratio, Math.round((0.5 / json.durationSeconds) * 100) / 100);
+  assert.equal(json.forecastComparison[0].withinRange, null, 'no range stored');
+  // A forecast with a range (pushctl send stores one): the report says whether the actual fell in it.
+  await redis.hset(hash, 'forecast', JSON.stringify({ source: 'governor', durationSeconds: 0.5, durationLowSeconds: 0.1, durationHighSeconds: 0.2 }));
+  const ranged = await pushctl(['report', id], stack.env);
+  assert.match(ranged.stdout, /forecast vs actual \(from the live governor\):\n {2}durationSeconds +0\.5 \(0\.1-0\.2\) +[\d.]+ +forecast [\d.]+× actual, outside its range/);
+  await redis.hdel(hash, 'learned');
+  await redis.hset(hash, 'forecast', /** @type {string} */ (launched));
 });
 
 test('failures --format csv is RFC 4180 and reads back as an audience: send --dry-run sees the failed and the disabled', async () => {

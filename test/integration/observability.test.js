@@ -154,6 +154,21 @@ test('a running campaign on the dashboard: chart, progress, refused and accepted
   const drawOrder = String(await card.locator('[data-panel="rate"]').getAttribute('data-draw-order')).split(',');
   assert.ok(drawOrder.includes('sendRate') && drawOrder.indexOf('rateLimit') > drawOrder.indexOf('sendRate'), `the limit is drawn over the rate (${drawOrder})`);
 
+  // The future (issue #14): the governor's live model predicts the campaign's wake-up load for
+  // the next minutes, drawn as a line (#0d9488) in a band, against the capacity, after the samples.
+  const loadPanel = card.locator('[data-panel="load"]');
+  await loadPanel.waitFor({ timeout: 15_000 });
+  const loadOrder = String(await loadPanel.getAttribute('data-draw-order')).split(',');
+  assert.deepEqual(loadOrder, ['loadHigh', 'loadLow', 'predictedLoad', 'capacity'], 'the band under the line, the capacity over both');
+  const loadPixels = await loadPanel.locator('canvas').evaluate(countPixels, [13, 148, 136]);
+  assert.ok(loadPixels > 20, `the predicted load is drawn (${loadPixels} pixels)`);
+  const ahead = /** @type {any} */ (await (await fetch(`${url}/api/campaigns/${id}/series?since=${Date.now()}`)).json()).ahead;
+  assert.ok(ahead && ahead.t.length > 1 && ahead.t[0] >= Date.now() - 60_000, 'the series carries the forecast, from now on');
+  assert.ok(ahead.lowRps.every((/** @type {number} */ v, /** @type {number} */ k) => v <= ahead.loadRps[k] && ahead.loadRps[k] <= ahead.highRps[k]), 'the band holds the line');
+  assert.ok(ahead.capacityRps > 0);
+  assert.match(String(await card.locator('.chart-legend [data-series="predictedLoad"] .value').textContent()), /^[\d,]+ req\/s$/);
+  assert.match(String(await card.locator('.chart-ahead').textContent()), /predicts for the next \d+ minutes/);
+
   // The legend shows values without a hover: the latest sample's, its time to the second, and
   // the governor's reason in words (the header too), not its code.
   const legendValue = (/** @type {string} */ key) => card.locator(`.chart-legend [data-series="${key}"] .value`);

@@ -105,6 +105,8 @@ test('a schedule is stored with its message as it was; list, show, pause, resume
   const dry = await pushctl([...add('dry', valid()), '--dry-run'], env);
   assert.equal(dry.code, 0, dry.stderr);
   assert.match(dry.stdout, /^dry run, nothing stored: schedule dry: cron "0 9 \* \* 1" in Europe\/Helsinki/);
+  // No governor runs here: the forecast says so and estimates from the fixed rate.
+  assert.match(dry.stdout, /\nForecast: no governor is running: estimate from the fixed rate \([\d.]+\/s\) alone: about /);
   assert.equal(await redis.exists(`{${prefix}}:schedule:dry`), 0);
 
   assert.equal((await pushctl(['schedule', 'pause', id, '--json'], env)).stdout, '{"id":"weekly","state":"paused"}\n');

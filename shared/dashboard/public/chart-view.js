@@ -17,11 +17,16 @@ const clock = (seconds) => new Date(seconds * 1000).toLocaleTimeString([], { hou
 const perSecond = (r) => `${r >= 100 ? Math.round(r) : Number(r.toFixed(1))}/s`;
 const ms = (v) => `${Math.round(v)} ms`;
 
-/** Panels, top to bottom. `needs: 'gateway'`: only once the governor has latency to show. */
+/**
+ * Panels, top to bottom. `needs: 'gateway'`: only once the governor has latency to show;
+ * `needs: 'forecast'`: only while a live governor predicts the campaign's wake-up load.
+ */
 export const PANELS = [
   { id: 'rate', axis: 'sends/s', height: 170 },
-  { id: 'latency', axis: 'ms', height: 120, needs: 'gateway' }
+  { id: 'latency', axis: 'ms', height: 120, needs: 'gateway' },
+  { id: 'load', axis: 'req/s', height: 130, needs: 'forecast' }
 ];
+const reqPerSecond = (r) => `${Math.round(r).toLocaleString()} req/s`;
 
 /**
  * Series in drawing order within their panel: a later one is drawn over an earlier one, which
@@ -38,7 +43,16 @@ export const SERIES = [
   { key: 'p95Ms', label: 'gateway p95', panel: 'latency', color: '#ea580c', width: 2, format: ms, needs: 'gateway',
     title: 'The 95th-percentile latency of your API gateway, as the governor read it.' },
   { key: 'sloMs', label: 'SLO', panel: 'latency', color: '#be123c', width: 1.5, dash: [3, 3], format: ms, labelled: true, needs: 'gateway',
-    title: 'The p95 latency the governor keeps the gateway under (PACING_SLO_P95_MS).' }
+    title: 'The p95 latency the governor keeps the gateway under (PACING_SLO_P95_MS).' },
+  // The future: drawn from now on, for the next minutes. The band first, so the line is over it.
+  { key: 'loadHigh', label: 'load, high', panel: 'load', color: 'rgba(13, 148, 136, 0.35)', width: 1, format: reqPerSecond, needs: 'forecast', future: true,
+    title: 'The predicted load if each send causes one standard deviation more requests than the governor expects.' },
+  { key: 'loadLow', label: 'load, low', panel: 'load', color: 'rgba(13, 148, 136, 0.35)', width: 1, band: 'loadHigh', fill: 'rgba(13, 148, 136, 0.18)', format: reqPerSecond, needs: 'forecast', future: true,
+    title: 'The predicted load if each send causes one standard deviation fewer requests. The shaded band between low and high is the range the governor expects.' },
+  { key: 'predictedLoad', label: 'predicted load', panel: 'load', color: '#0d9488', width: 2, format: reqPerSecond, needs: 'forecast', future: true,
+    title: 'The load on your API gateway the governor predicts for the next minutes: its baseline traffic plus the app opens this campaign\'s pushes cause, from what it has sent and what it still has to send.' },
+  { key: 'capacity', label: 'capacity', panel: 'load', color: '#be123c', width: 1.5, dash: [3, 3], format: reqPerSecond, labelled: true, needs: 'forecast', future: true,
+    title: 'The load the governor estimates the gateway takes with its p95 at the setpoint. The governor paces the campaign so that the predicted load stays under it.' }
 ];
 
 /**
@@ -69,7 +83,9 @@ export function createChartView(container, syncKey) {
   const panels = new Map();
   let data = null;
   let hasGateway = false;
+  let hasForecast = false;
   let hovered = null;
+  const shown = (s) => (s.needs === 'gateway' ? hasGateway : s.needs === 'forecast' ? hasForecast : true);
 
   const width = () => Math.max(160, container.clientWidth);
 
@@ -115,7 +131,7 @@ export function createChartView(container, syncKey) {
           labelLines(u, series);
         }],
         setCursor: [(u) => {
-          hovered = u.cursor.idx ?? null;
+          hovered = u.cursor.idx == null ? null : u.cursor.idx + windowOf(series).from;
           showLegend();
         }]
       }
@@ -123,8 +139,25 @@ export function createChartView(container, syncKey) {
     panels.set(panel.id, { el, plot, series });
   }
 
+  // The index of the latest sample: the forecast's points come after it.
+  function lastPastIndex() {
+    let i = data.t.length - 1;
+    if (!hasForecast) return i;
+    while (i > 0 && SERIES.every((s) => s.future || data[s.key][i] === null)) i--;
+    return i;
+  }
+
+  // Where a panel's points start in `data`: the past's panels end at the latest sample, so 15
+  // minutes of forecast do not squeeze a young campaign's rate into a sliver at the left; the
+  // forecast's panel starts at it.
+  function windowOf(series) {
+    const last = lastPastIndex();
+    return series.some((s) => s.future) ? { from: last, to: data.t.length } : { from: 0, to: last + 1 };
+  }
+
   function plotData(series) {
-    return [data.t.map((t) => t / 1000), ...series.map((s) => data[s.key])];
+    const { from, to } = windowOf(series);
+    return [data.t.slice(from, to).map((t) => t / 1000), ...series.map((s) => data[s.key].slice(from, to))];
   }
 
   // Each panel's own range, from zero to a margin above the highest line, so that the top
@@ -159,12 +192,17 @@ export function createChartView(container, syncKey) {
   function showLegend() {
     if (!data || data.t.length === 0) return;
     const latest = hovered === null;
-    const i = latest ? data.t.length - 1 : hovered;
-    legend.querySelector('.chart-time').textContent = `${clock(data.t[i] / 1000)}${latest ? ' (latest sample)' : ''}`;
+    const lastPast = lastPastIndex();
+    const i = latest ? lastPast : hovered;
+    const future = i > lastPast;
+    legend.querySelector('.chart-time').textContent = `${clock(data.t[i] / 1000)}${latest ? ' (latest sample)' : future ? ' (predicted)' : ''}`;
+    // The forecast's rows show its peak ahead unless a predicted second is hovered.
+    const peakAt = (key) => (data[key] ?? []).reduce((best, v, k) => (v !== null && (best < 0 || v > data[key][best]) ? k : best), -1);
     for (const s of SERIES) {
       const row = rows.get(s.key);
-      row.hidden = s.needs === 'gateway' && !hasGateway;
-      const v = data[s.key][i];
+      row.hidden = !shown(s);
+      const at = s.future && !future ? peakAt(s.key === 'capacity' ? 'capacity' : 'predictedLoad') : i;
+      const v = at < 0 ? null : data[s.key][at];
       row.querySelector('.value').textContent = v === null || v === undefined ? (s.ended ?? '–') : s.format(v);
     }
     const reason = legend.querySelector('.chart-reason');
@@ -186,11 +224,21 @@ export function createChartView(container, syncKey) {
 
   return {
     /** @param {Record<string, any[]>} next  arrays keyed as SERIES, plus t (ms) and reason */
-    setData(next, gateway) {
+    setData(next, gateway, forecast = false) {
       data = next;
       hasGateway = gateway;
+      hasForecast = forecast;
       for (const panel of PANELS) {
-        if (panel.needs === 'gateway' && !hasGateway) continue;
+        if (!shown(panel)) {
+          // A forecast that stopped (the campaign ended, the governor went away) takes its panel with it.
+          const gone = panels.get(panel.id);
+          if (gone) {
+            gone.plot.destroy();
+            gone.el.remove();
+            panels.delete(panel.id);
+          }
+          continue;
+        }
         const existing = panels.get(panel.id);
         if (existing) existing.plot.setData(plotData(existing.series));
         else makePanel(panel);

@@ -191,7 +191,7 @@ import { reasonInWords } from './rate-reasons.js';
       appendSeries(card, series);
       if (wasFinished) card.loadedAfterFinish = true;
     }).catch((error) => {
-      $('.chart-note', card.el).textContent = `Chart unavailable: ${error.message}`;
+      $('.chart-note:not(.chart-ahead)', card.el).textContent = `Chart unavailable: ${error.message}`;
     }).finally(() => {
       card.loading = false;
       // Checked on each overview poll (every OVERVIEW_MS): a little slack keeps it to one load per poll.
@@ -203,12 +203,44 @@ import { reasonInWords } from './rate-reasons.js';
     const { data } = card;
     for (const key of Object.keys(data)) data[key].push(...(series[key] ?? series.t.map(() => null)));
     if (series.t.length > 0) card.lastT = series.t[series.t.length - 1];
+    // The predicted load replaces the last one each time: it is about the future, not kept.
+    card.ahead = series.ahead ?? null;
     const hasGateway = data.p95Ms.some((v) => v !== null);
-    $('.chart-note', card.el).textContent = hasGateway
+    $('.chart-note:not(.chart-ahead)', card.el).textContent = hasGateway
       ? 'Send rate and its limit, and below them the gateway\'s p95 latency against its SLO, as the governor saw them. Hover or touch the chart for a past second.'
       : 'No governor decisions for this campaign: gateway p95 and SLO are not charted (they come from the governor; without one only the send rate is known).';
     card.chart ??= createChartView($('.chart', card.el), `campaign-${card.id}`);
-    card.chart.setData(data, hasGateway);
+    card.chart.setData(withAhead(data, card.ahead), hasGateway, Boolean(card.ahead && card.ahead.t.length > 0));
+    $('.chart-ahead', card.el).textContent = card.ahead && card.ahead.t.length > 0
+      ? `Below: the gateway load the governor predicts for the next ${Math.round((card.ahead.t.at(-1) - card.ahead.t[0]) / 60000)} minutes (the shaded band is its range), against its capacity estimate. ` +
+        `The devices still to send are expected out in about ${formatSeconds(card.ahead.durationSeconds)}.`
+      : '';
+  }
+
+  /** The samples, then the forecast's points after them: the past series are null in the future and the forecast's in the past. */
+  function withAhead(data, ahead) {
+    const keys = ['predictedLoad', 'loadLow', 'loadHigh', 'capacity'];
+    const past = Object.fromEntries([...Object.entries(data), ...keys.map((k) => [k, data.t.map(() => null)])]);
+    if (!ahead || ahead.t.length === 0) return past;
+    const last = data.t.at(-1) ?? 0;
+    const from = ahead.t.findIndex((t) => t > last);
+    if (from < 0) return past;
+    const n = ahead.t.length - from;
+    const merged = {};
+    for (const [key, values] of Object.entries(past)) merged[key] = [...values, ...new Array(n).fill(null)];
+    merged.t = [...data.t, ...ahead.t.slice(from)];
+    merged.predictedLoad.splice(data.t.length, n, ...ahead.loadRps.slice(from));
+    merged.loadLow.splice(data.t.length, n, ...ahead.lowRps.slice(from));
+    merged.loadHigh.splice(data.t.length, n, ...ahead.highRps.slice(from));
+    merged.capacity.splice(data.t.length, n, ...ahead.t.slice(from).map(() => ahead.capacityRps));
+    return merged;
+  }
+
+  function formatSeconds(s) {
+    if (!(s >= 0)) return 'an unknown time';
+    if (s < 90) return `${Math.round(s)} s`;
+    if (s < 5400) return `${Math.round(s / 60)} min`;
+    return `${(s / 3600).toFixed(1)} h`;
   }
 
   // ---- schedules ----

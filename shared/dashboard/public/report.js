@@ -48,7 +48,9 @@ function render(r) {
   $('#learned').textContent = r.learned ? JSON.stringify(r.learned, null, 2) : 'not recorded';
   if (!r.forecast) $('#forecast').textContent = 'not recorded';
   else if (r.forecastComparison.length === 0) $('#forecast').textContent = JSON.stringify(r.forecast);
-  else table('#forecast', ['', 'Forecast', 'Actual'], r.forecastComparison.map((/** @type {any} */ c) => [c.field, fmt(c.forecast), fmt(c.actual)]), '');
+  else table('#forecast', ['', `Forecast (${r.forecast.source === 'governor' ? 'live governor' : 'fixed rate, no governor'})`, 'Range', 'Actual', 'Forecast ÷ actual'],
+    r.forecastComparison.map((/** @type {any} */ c) => [c.field, fmt(c.forecast), c.low !== null && c.high !== null ? `${fmt(c.low)}–${fmt(c.high)}` : '',
+      fmt(c.actual), c.ratio === null ? '' : `${c.ratio}×${c.withinRange === null ? '' : c.withinRange ? ' (in range)' : ' (out of range)'}`]), '');
 }
 
 /** @param {string} sel @param {[string, string | number][]} rows */

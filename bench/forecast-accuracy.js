@@ -1,0 +1,167 @@
+// Forecast accuracy (issue #14, point 2): on simulated worlds, the forecast a dry run would
+// print at launch (shared/forecast/campaign-forecast.js, from the controller's snapshot
+// after the warm-up, as the governor publishes it) against the campaign's actual duration
+// under the same controller. Each world sends two campaigns and the second is forecast: in
+// service the governor has met the audience before, and memory gives the prior. The shipped scenarios (sim/scenarios) and worlds of every
+// family (sim/families.js) from the held-out seeds and, apart, from a tuning seed.
+//
+// `node bench/forecast-accuracy.js [count]` prints the markdown of its bench/RESULTS.md
+// section; `npm run bench -- forecast` appends it.
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { drawScenario, worldSeed, FAMILY_NAMES } from '../sim/families.js';
+import { resolveScenario, loadScenario } from '../sim/scenario.js';
+import { simulate } from '../sim/simulate.js';
+import { createAdaptiveStrategy, adaptiveControllerOptions } from '../sim/strategies/adaptive.js';
+import { resolveControllerOptions } from '../shared/pacing/controller-options.js';
+import { liveModelOf } from '../shared/governor/live-model.js';
+import { forecastCampaign } from '../shared/forecast/campaign-forecast.js';
+import { heldOutSeeds } from './holdout.js';
+import { memoryEntryOf, priorFromMemory } from '../shared/pacing/wake-up-memory.js';
+
+/** The target: the forecast duration within ±20% of the actual in this share of runs. */
+export const FORECAST_TARGET = Object.freeze({ within: 0.2, share: 0.8 });
+
+/** Worlds per family. */
+export const FORECAST_COUNT = 10;
+
+/**
+ * A campaign as the governor meets it in service: the same world has sent one campaign
+ * before, whose learned wake-up response is the memory (shared/pacing/wake-up-memory.js)
+ * the second starts from, as sim/second-campaign.js does. The forecast is made for the second.
+ * @param {import('../sim/scenario.js').Scenario} scenario
+ */
+export function secondCampaignForecast(scenario) {
+  /** @type {ReturnType<typeof createAdaptiveStrategy>[]} */
+  const strategies = [];
+  const first = simulate(scenario, (s, w) => {
+    const strategy = createAdaptiveStrategy(s, w);
+    strategies.push(strategy);
+    return strategy;
+  });
+  const learned = strategies[0].learned;
+  const entry = learned ? memoryEntryOf(learned, { at: 0, sends: first.sent }) : null;
+  const configured = resolveControllerOptions(adaptiveControllerOptions(scenario));
+  const prior = priorFromMemory(entry ? [entry] : [], { now: 3_600_000 }, configured);
+  const informed = {
+    ...scenario,
+    strategies: { ...scenario.strategies, adaptive: { ...scenario.strategies.adaptive, controller: { ...scenario.strategies.adaptive.controller, ...prior.options } } }
+  };
+  return forecastRun(informed, prior.fromMemory > 0 ? prior.shape : null);
+}
+
+/**
+ * One campaign: the forecast at its first send and what happened.
+ * @param {import('../sim/scenario.js').Scenario} scenario
+ * @param {{ medianFactor: number, sigmaFactor: number } | null} [rememberedShape]
+ */
+export function forecastRun(scenario, rememberedShape = null) {
+  /** @type {import('../shared/forecast/campaign-forecast.js').Forecast | null} */
+  let forecast = null;
+  const options = resolveControllerOptions(adaptiveControllerOptions(scenario));
+  const factory = (/** @type {any} */ s, /** @type {any} */ world) => {
+    const strategy = createAdaptiveStrategy(s, world);
+    return {
+      name: strategy.name,
+      trace: strategy.trace,
+      /** @param {Parameters<typeof strategy.sendsAt>[0]} input */
+      sendsAt(input) {
+        const n = strategy.sendsAt(input);
+        if (forecast === null && input.t >= 0) {
+          const last = strategy.trace?.at(-1);
+          const model = liveModelOf(strategy.snapshot?.() ?? {}, options, { at: 0, rate: Number(last?.rate ?? 0), reason: String(last?.reason ?? ''), rememberedShape });
+          forecast = forecastCampaign(model, { devices: scenario.audience });
+        }
+        return n;
+      }
+    };
+  };
+  const result = simulate(scenario, factory);
+  const f = /** @type {import('../shared/forecast/campaign-forecast.js').Forecast} */ (/** @type {unknown} */ (forecast));
+  return {
+    audience: scenario.audience,
+    actualSeconds: result.completionSeconds,
+    forecastSeconds: f.durationSeconds,
+    lowSeconds: f.durationLowSeconds,
+    highSeconds: f.durationHighSeconds,
+    ratio: result.completionSeconds ? f.durationSeconds / result.completionSeconds : null,
+    inRange: result.completionSeconds !== null && result.completionSeconds >= f.durationLowSeconds && result.completionSeconds <= f.durationHighSeconds
+  };
+}
+
+/**
+ * @param {ReturnType<typeof forecastRun>[]} runs
+ */
+export function summariseForecasts(runs) {
+  const ratios = runs.map((r) => r.ratio ?? 0).sort((a, b) => a - b);
+  const q = (/** @type {number} */ p) => ratios[Math.min(ratios.length - 1, Math.floor(p * ratios.length))];
+  const within = runs.filter((r) => r.ratio !== null && Math.abs(r.ratio - 1) <= FORECAST_TARGET.within).length;
+  return {
+    runs: runs.length,
+    within,
+    share: runs.length ? within / runs.length : 0,
+    inRange: runs.filter((r) => r.inRange).length,
+    unfinished: runs.filter((r) => r.actualSeconds === null).length,
+    quantiles: { p10: q(0.1), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9) }
+  };
+}
+
+/**
+ * @param {{ count?: number, seeds?: 'held-out' | 'tuning' | 'both', families?: readonly string[], fresh?: boolean }} [options]
+ *   fresh: forecast a world's first campaign (from the configured prior) instead of its second
+ */
+export function benchForecastAccuracy({ count = FORECAST_COUNT, seeds = 'both', families = FAMILY_NAMES, fresh = false } = {}) {
+  const started = performance.now();
+  const fixed = heldOutSeeds();
+  const dir = fileURLToPath(new URL('../sim/scenarios/', import.meta.url));
+  const shipped = readdirSync(dir).filter((f) => f.endsWith('.json')).sort()
+    .map((file) => ({ name: file.replace(/\.json$/, ''), ...secondCampaignForecast(loadScenario(dir + file)) }));
+  const familyRuns = (/** @type {(family: string) => number} */ seedOf) => families.flatMap((family) => {
+    const runs = [];
+    for (let k = 0; k < count; k++) {
+      const raw = drawScenario(family, worldSeed(family, seedOf(family), k));
+      runs.push({ family, k, ...(fresh ? forecastRun(resolveScenario(raw, raw.name)) : secondCampaignForecast(resolveScenario(raw, raw.name))) });
+    }
+    return runs;
+  });
+  const heldOut = seeds === 'tuning' ? [] : familyRuns((family) => fixed.heldOut[family]);
+  const tuning = seeds === 'held-out' ? [] : familyRuns(() => fixed.tuning[0]);
+  return {
+    count, shipped, heldOut, tuning,
+    summary: { shipped: summariseForecasts(shipped), heldOut: summariseForecasts(heldOut), tuning: summariseForecasts(tuning) },
+    runtimeMs: Math.round(performance.now() - started)
+  };
+}
+
+/** @param {ReturnType<typeof benchForecastAccuracy>} r */
+export function formatForecastSection(r) {
+  const pct = (/** @type {number} */ x) => `${(100 * x).toFixed(0)}%`;
+  const row = (/** @type {string} */ name, /** @type {ReturnType<typeof summariseForecasts>} */ s) =>
+    `| ${name} | ${s.runs} | ${s.within} (${pct(s.share)}) | ${s.inRange} | ${s.unfinished} | ` +
+    `${[s.quantiles.p10, s.quantiles.p25, s.quantiles.p50, s.quantiles.p75, s.quantiles.p90].map((x) => x.toFixed(2)).join(' / ')} |`;
+  const byFamily = [...new Set(r.heldOut.map((x) => x.family))].map((family) => row(`held-out: ${family}`, summariseForecasts(r.heldOut.filter((x) => x.family === family))));
+  const s = r.summary;
+  return [
+    `### Forecast accuracy (issue #14, point 2): the duration forecast at launch against the actual`,
+    `The forecast a dry run prints (shared/forecast/campaign-forecast.js). Each world sends two campaigns (sim/second-campaign.js); the forecast ` +
+      `is made for the second at its first send, from the controller's snapshot after the warm-up and the memory of the first, and set against ` +
+      `the second's completion. Target: within ±${pct(FORECAST_TARGET.within)} in ≥ ${pct(FORECAST_TARGET.share)} of runs. ` +
+      `${r.count} worlds per family and seed; ${(r.runtimeMs / 1000).toFixed(0)} s.`, '',
+    '| worlds | runs | within ±20% | actual in [low, high] | not finished | forecast/actual p10 / p25 / p50 / p75 / p90 |', '|---|---|---|---|---|---|',
+    row('shipped scenarios', s.shipped),
+    ...(r.heldOut.length ? [row('**held-out seeds, all families**', s.heldOut), ...byFamily] : []),
+    ...(r.tuning.length ? [row('tuning seed (not the target)', s.tuning)] : []),
+    '',
+    `Target on the held-out worlds: ${s.heldOut.runs ? (s.heldOut.share >= FORECAST_TARGET.share ? 'met' : `**not met** (${pct(s.heldOut.share)} of ${pct(FORECAST_TARGET.share)})`) : 'not measured'}.`,
+    '', '| shipped scenario | actual s | forecast s (low-high) |', '|---|---|---|',
+    ...r.shipped.map((x) => `| ${x.name} | ${x.actualSeconds ?? 'not finished'} | ${x.forecastSeconds} (${x.lowSeconds}-${x.highSeconds}) |`)
+  ].join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const count = Number(process.argv[2] ?? FORECAST_COUNT);
+  const seeds = /** @type {'held-out' | 'tuning' | 'both'} */ (process.argv[3] ?? 'both');
+  const r = benchForecastAccuracy({ count, seeds, fresh: process.env.FORECAST_FRESH === '1' });
+  if (process.env.FORECAST_ROWS) for (const x of [...r.shipped, ...r.tuning, ...r.heldOut]) console.error(JSON.stringify(x));
+  console.log(formatForecastSection(r));
+}

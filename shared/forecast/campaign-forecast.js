@@ -1,0 +1,256 @@
+// How long a campaign of N devices will take, and what wake-up load it will put on the
+// gateway, from what the governor believes now (its live model, shared/governor/live-model.js).
+//
+// The forecast runs the controller itself (createInspectableController: every member of its
+// model bank, its guards) in virtual time against a world that is exactly the live model: a
+// baseline B, a·g(τ) requests per send (the likeliest open-delay shape, or between campaigns
+// the one the memory holds), and a gateway whose p95 reaches the setpoint at the capacity
+// estimate. So the caution of a campaign's first minutes (a wide prior on requests per send,
+// the slow-opener members), its learning, and the speed-up towards the end (the plan's
+// continuation knows the remaining devices) are all in it. Pure: no Redis, no clock.
+// (A replay of the plan alone, one member and no guards, forecast 19% of the tuning worlds
+// within ±20% against this one's 25%; bench/RESULTS.md.)
+//
+// The range: the duration if the true requests per send lie at a/(1 + sd/a) (low) or
+// a·(1 + sd/a) (high): one standard deviation on a log scale, so a prior with sd = a gives
+// half and twice, never a negative gain. The campaign is paced by its wake-up load, so its
+// duration scales with a while the plan is capacity-bound; the maximum send rate bounds it
+// from below.
+import { resolveControllerOptions } from '../pacing/controller-options.js';
+import { createInspectableController } from '../pacing/controller.js';
+import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js';
+
+/**
+ * @typedef {object} LiveModel  what the governor believes, as it publishes it each tick
+ * @property {number} at                   ms since the epoch: the tick
+ * @property {number} requestsPerSend
+ * @property {number} requestsPerSendSd
+ * @property {number} baselineRps
+ * @property {number} baselineSd
+ * @property {number} capacityRps          the load the gateway takes at the latency setpoint
+ * @property {number} sloP95Ms
+ * @property {number} medianFactor         the likeliest open-delay shape: median × this, σ × sigmaFactor
+ * @property {number} sigmaFactor
+ * @property {number} excessNoiseRps       load noise the filters do not explain
+ * @property {number} rate                 the send rate it set last
+ * @property {string} reason
+ * @property {number | null} remaining     devices the running campaigns still have to send
+ * @property {Array<{ hour: number, rps: number, windows: number }>} baselineByHour  by UTC hour, learned from its ticks
+ * @property {{ medianFactor: number, sigmaFactor: number } | null} [rememberedShape]  between campaigns: the
+ *   open-delay shape earlier campaigns taught (the controller starts each campaign from the configured one
+ *   and learns its way there, so the forecast takes the remembered one)
+ * @property {Partial<import('../pacing/controller-options.js').ControllerOptions>} options  the controller's options
+ */
+
+/**
+ * @typedef {object} Forecast
+ * @property {'governor' | 'fixed-rate'} source
+ * @property {number} devices
+ * @property {number} durationSeconds       expected
+ * @property {number} durationLowSeconds
+ * @property {number} durationHighSeconds
+ * @property {number | null} peakLoadRps    expected highest total gateway load (baseline + wake-ups); null without a model
+ * @property {number | null} peakLoadHighRps
+ * @property {number | null} capacityRps
+ * @property {number | null} baselineRps    the baseline used (the learned one at the start's hour, when known)
+ * @property {{ hour: number, rps: number, windows: number } | null} baselineAtHour  for a campaign that starts later
+ * @property {number | null} requestsPerSend
+ * @property {number | null} requestsPerSendSd
+ * @property {number} averageRate           devices / expected duration
+ * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per governor
+ *   tick (metrics window) from the start; t in seconds
+ * @property {string} note
+ */
+
+/** @typedef {Array<{ at: number, sent: number }>} SendHistory  sends made up to `at` (ms since the epoch) since the previous entry */
+
+/** Windows an hour's baseline needs before it stands in for the current one. */
+export const MIN_HOUR_WINDOWS = 30;
+
+/** A campaign starting later than this reads the baseline of its hour, not the current one. */
+const LATER_MS = 15 * 60_000;
+
+/** The forecast's horizon: beyond it (an endless campaign at a tiny capacity), it stops and says so. */
+const MAX_SECONDS = 2 * 86_400;
+
+/**
+ * The forecast from a live model.
+ * @param {LiveModel} model
+ * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null, history?: SendHistory }} campaign
+ *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --rate);
+ *   history: sends already made (a running campaign's), whose wake-ups are still to come
+ * @returns {Forecast}
+ */
+export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [] }) {
+  const o = resolveControllerOptions(model.options);
+  const rateCap = maxRate === null ? o.maxRate : Math.min(o.maxRate, maxRate);
+  const baselineAtHour = startAt !== undefined && startAt - now > LATER_MS ? hourBaseline(model, startAt) : null;
+  const baselineRps = baselineAtHour?.rps ?? model.baselineRps;
+  const spread = model.requestsPerSend > 0 ? 1 + model.requestsPerSendSd / model.requestsPerSend : 1;
+  const past = pastSendsByBin(history, now, o);
+  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past });
+  const expected = run(model.requestsPerSend);
+  const low = run(model.requestsPerSend / spread);
+  const high = run(model.requestsPerSend * spread);
+  // The world is stepped once per metrics window (the governor's tick), so are the load's points.
+  const loadBinSeconds = o.metricsWindowMs / 1000;
+  const load = expected.load.map((loadRps, k) => ({
+    t: k * loadBinSeconds,
+    loadRps: round(loadRps),
+    lowRps: round(Math.min(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps)),
+    highRps: round(Math.max(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps))
+  }));
+  const finished = expected.finished && high.finished;
+  return {
+    source: 'governor',
+    devices,
+    durationSeconds: expected.seconds,
+    // Less gain is a faster campaign, but the range is ordered whatever the plan does.
+    durationLowSeconds: Math.min(low.seconds, expected.seconds),
+    durationHighSeconds: Math.max(high.seconds, expected.seconds),
+    peakLoadRps: round(expected.peakLoadRps),
+    peakLoadHighRps: round(Math.max(high.peakLoadRps, expected.peakLoadRps)),
+    capacityRps: round(model.capacityRps),
+    baselineRps: round(baselineRps),
+    baselineAtHour,
+    requestsPerSend: round(model.requestsPerSend, 3),
+    requestsPerSendSd: round(model.requestsPerSendSd, 3),
+    averageRate: expected.seconds > 0 ? round(devices / expected.seconds) : devices,
+    load,
+    note: finished ? '' : `not finished within ${MAX_SECONDS / 86_400} days at the minimum rate: the gateway has no room for wake-ups at this baseline`
+  };
+}
+
+/**
+ * The estimate without a live model: the fixed rate alone, as before the governor existed.
+ * @param {{ devices: number, rate: number }} campaign
+ * @returns {Forecast}
+ */
+export function fixedRateForecast({ devices, rate }) {
+  const seconds = rate > 0 ? Math.ceil(devices / rate) : Infinity;
+  return {
+    source: 'fixed-rate',
+    devices,
+    durationSeconds: seconds,
+    durationLowSeconds: seconds,
+    durationHighSeconds: seconds,
+    peakLoadRps: null,
+    peakLoadHighRps: null,
+    capacityRps: null,
+    baselineRps: null,
+    baselineAtHour: null,
+    requestsPerSend: null,
+    requestsPerSendSd: null,
+    averageRate: rate,
+    load: [],
+    note: 'no governor is running: estimate from the fixed rate alone'
+  };
+}
+
+/**
+ * The baseline learned for startAt's UTC hour, when enough windows taught it.
+ * @param {LiveModel} model
+ * @param {number} startAt
+ */
+export function hourBaseline(model, startAt) {
+  const hour = new Date(startAt).getUTCHours();
+  const entry = (model.baselineByHour ?? []).find((h) => h.hour === hour);
+  return entry && entry.windows >= MIN_HOUR_WINDOWS ? { hour, rps: round(entry.rps), windows: entry.windows } : null;
+}
+
+/**
+ * One virtual campaign under the controller itself (createInspectableController, every member
+ * of its bank, its guards), against a gateway that is its model: load B + a·g * sends, and a
+ * latency curve through the capacity estimate (an M/M/1-shaped p95 with the setpoint at it).
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @param {LiveModel} model
+ * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]> }} run
+ */
+function controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past }) {
+  const controller = createInspectableController({ ...model.options, capacityRps: model.capacityRps, maxRate: rateCap });
+  controller.setGainPrior({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
+  const shape = model.rememberedShape ?? model;
+  const mass = requestTimeMassPerSecond({
+    openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * shape.medianFactor, sigma: o.openDelaySigma * shape.sigmaFactor }],
+    session: { kind: 'uniform', lengthMs: o.sessionMs }
+  }, { tailMass: o.kernelTailMass });
+  const binMs = o.metricsWindowMs;
+  const binSeconds = binMs / 1000;
+  const kernel = binKernel(mass, binSeconds);
+  const setpointMs = o.setpointRatio * o.sloP95Ms;
+  const idleMs = 0.25 * setpointMs;
+  const mu = model.capacityRps / (1 - idleMs / setpointMs);
+  const lagBins = Math.round(o.metricsLagMs / binMs);
+  // The warm-up teaches the controller the baseline, and replays the sends already made.
+  const warmupBins = Math.max(6 + lagBins, past.length > 0 ? -past[0][0] : 0);
+  const pastAt = new Map(past.map(([bin, count]) => [warmupBins + bin, count]));
+  /** Requests/s per bin, from the warm-up's first. @type {number[]} */
+  const load = [];
+  const loadAt = (/** @type {number} */ bin) => load[bin] ?? baselineRps;
+  const addSends = (/** @type {number} */ bin, /** @type {number} */ count) => {
+    for (let j = 0; j < kernel.length; j++) load[bin + j] = loadAt(bin + j) + (trueGain * count * kernel[j]) / binSeconds;
+  };
+  let remaining = devices;
+  let sent = 0;
+  let lastSendBin = 0;
+  let lastSendSeconds = 0;
+  let bin = 0;
+  const maxBins = warmupBins + MAX_SECONDS / binSeconds;
+  for (; bin < maxBins && (bin < warmupBins || remaining > 0); bin++) {
+    const windowBin = bin - lagBins - 1;
+    const rps = windowBin >= 0 ? loadAt(windowBin) : null;
+    const p95Ms = rps === null ? 0 : rps >= 0.999 * mu ? 10 * o.sloP95Ms : idleMs / (1 - rps / mu);
+    const gateway = rps === null ? null : { rps, p95Ms, p99Ms: 1.2 * p95Ms, errorRatio: 0 };
+    const campaign = bin >= warmupBins;
+    const decision = controller.update({ now: bin * binMs, sent, gateway, remaining: campaign ? remaining : null });
+    sent = 0;
+    if (!campaign) {
+      sent = pastAt.get(bin) ?? 0;
+      if (sent > 0) addSends(bin, sent);
+      continue;
+    }
+    sent = Math.min(remaining, decision.rate * binSeconds);
+    remaining -= sent;
+    if (remaining < 0.5) remaining = 0;
+    if (sent > 0) {
+      addSends(bin, sent);
+      lastSendBin = bin;
+      // The last interval ends when its sends are out, at the rate decided.
+      lastSendSeconds = remaining === 0 ? sent / decision.rate : binSeconds;
+    }
+  }
+  const lastSeconds = (lastSendBin - warmupBins) * binSeconds;
+  const last = load.slice(warmupBins);
+  return {
+    seconds: Math.ceil(lastSeconds + lastSendSeconds),
+    peakLoadRps: Math.max(baselineRps, ...last),
+    load: last,
+    finished: remaining === 0
+  };
+}
+
+/**
+ * Past sends per bin, relative to now (bin -1 is the one that just ended), within the
+ * wake-up horizon the forecast needs (an hour at most). Oldest first.
+ * @param {SendHistory} history
+ * @param {number} now
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @returns {Array<[number, number]>}
+ */
+function pastSendsByBin(history, now, o) {
+  const horizonBins = Math.ceil(3_600_000 / o.binMs);
+  /** @type {Map<number, number>} */
+  const bins = new Map();
+  for (const { at, sent } of history) {
+    const bin = Math.floor((at - now) / o.binMs);
+    if (!(sent > 0) || bin >= 0 || bin < -horizonBins) continue;
+    bins.set(bin, (bins.get(bin) ?? 0) + sent);
+  }
+  return [...bins.entries()].sort((a, b) => a[0] - b[0]);
+}
+
+/** @param {number} x @param {number} [digits] */
+function round(x, digits = 1) {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}

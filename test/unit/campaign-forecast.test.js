@@ -1,0 +1,102 @@
+// The forecast from a live model (shared/forecast/campaign-forecast.js) and the live model's
+// own arithmetic (shared/governor/live-model.js): pure, no Redis.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forecastCampaign, fixedRateForecast, hourBaseline, MIN_HOUR_WINDOWS } from '../../shared/forecast/campaign-forecast.js';
+import { liveModelOf, foldHourBaseline } from '../../shared/governor/live-model.js';
+import { resolveControllerOptions } from '../../shared/pacing/controller-options.js';
+
+const options = resolveControllerOptions({});
+/** @param {Partial<import('../../shared/forecast/campaign-forecast.js').LiveModel>} [over] */
+const model = (over = {}) => ({
+  ...liveModelOf({ requestsPerSend: 1.5, requestsPerSendSd: 0.15, baseline: 300, baselineSd: 5, capacity: 1000, medianFactor: 1, sigmaFactor: 1, excessNoiseRps: 0 },
+    options, { at: Date.UTC(2026, 10, 24, 12), rate: 100, reason: 'plan' }),
+  ...over
+});
+
+test('a large campaign is paced by the room for wake-ups: its average load sits near the capacity', () => {
+  const f = forecastCampaign(model(), { devices: 1_000_000 });
+  assert.equal(f.source, 'governor');
+  // Steady state: (capacity - baseline) / requests per send = 467/s, so about 2,140 s (less
+  // the start's burst and the end's speed-up, more the caution of the load bound).
+  assert.ok(f.durationSeconds > 2140 * 0.85 && f.durationSeconds < 2140 * 1.3, `${f.durationSeconds} s`);
+  assert.ok(f.durationLowSeconds < f.durationSeconds && f.durationSeconds < f.durationHighSeconds, JSON.stringify(f));
+  assert.ok(f.peakLoadRps !== null && f.peakLoadRps <= 1000 && f.peakLoadRps > 800, `peak ${f.peakLoadRps}`);
+  assert.equal(f.capacityRps, 1000);
+  assert.ok(f.load.length > f.durationSeconds / 10, 'a load point per bin, through the last wake-ups');
+  assert.ok(f.load.every((p) => p.lowRps <= p.loadRps && p.loadRps <= p.highRps));
+});
+
+test('more requests per send, a higher baseline or a lower capacity: a longer campaign', () => {
+  const base = forecastCampaign(model(), { devices: 300_000 }).durationSeconds;
+  assert.ok(forecastCampaign(model({ requestsPerSend: 3 }), { devices: 300_000 }).durationSeconds > 1.6 * base);
+  assert.ok(forecastCampaign(model({ baselineRps: 600 }), { devices: 300_000 }).durationSeconds > 1.6 * base);
+  assert.ok(forecastCampaign(model({ capacityRps: 600 }), { devices: 300_000 }).durationSeconds > 2 * base);
+});
+
+test('a campaign whose wake-ups fit goes at the maximum rate; the campaign\'s own cap bounds it', () => {
+  const f = forecastCampaign(model(), { devices: 2000 });
+  assert.ok(f.durationSeconds <= 2, `${f.durationSeconds} s`);
+  const capped = forecastCampaign(model(), { devices: 2000, maxRate: 10 });
+  assert.ok(capped.durationSeconds >= 200 && capped.durationSeconds <= 210, `${capped.durationSeconds} s`);
+});
+
+test('no room at all: the forecast says it would not finish instead of running for ever', () => {
+  const f = forecastCampaign(model({ baselineRps: 2000 }), { devices: 1_000_000 });
+  assert.match(f.note, /not finished within 2 days/);
+});
+
+test('a scheduled campaign reads the baseline learned for its hour, once that hour has enough windows', () => {
+  const at = Date.UTC(2026, 10, 24, 12);
+  let byHour = /** @type {import('../../shared/forecast/campaign-forecast.js').LiveModel['baselineByHour']} */ ([]);
+  for (let i = 0; i < MIN_HOUR_WINDOWS; i++) byHour = foldHourBaseline(byHour, Date.UTC(2026, 10, 23, 20, 0, i * 10), 700);
+  byHour = foldHourBaseline(byHour, at, 300);
+  assert.deepEqual(byHour.map((h) => [h.hour, h.windows]), [[12, 1], [20, MIN_HOUR_WINDOWS]]);
+  const m = model({ baselineByHour: byHour });
+  const evening = Date.UTC(2026, 10, 24, 20, 30);
+  assert.deepEqual(hourBaseline(m, evening), { hour: 20, rps: 700, windows: MIN_HOUR_WINDOWS });
+  assert.equal(hourBaseline(m, at), null, 'one window is not enough');
+  const later = forecastCampaign(m, { devices: 300_000, startAt: evening });
+  const now = forecastCampaign(m, { devices: 300_000 });
+  assert.equal(later.baselineRps, 700);
+  assert.equal(now.baselineRps, 300);
+  assert.ok(later.durationSeconds > 1.8 * now.durationSeconds, `${later.durationSeconds} against ${now.durationSeconds}`);
+});
+
+test('between campaigns, the shape the memory holds sets the forecast\'s wake-up timing', () => {
+  const slow = forecastCampaign(model({ rememberedShape: { medianFactor: 4, sigmaFactor: 1 } }), { devices: 50_000 });
+  const nominal = forecastCampaign(model(), { devices: 50_000 });
+  assert.ok(slow.load.length > nominal.load.length, 'slower openers: the wake-ups last longer');
+});
+
+test('without a governor: the fixed rate alone, said so', () => {
+  const f = fixedRateForecast({ devices: 2000, rate: 200 });
+  assert.deepEqual([f.source, f.durationSeconds, f.peakLoadRps], ['fixed-rate', 10, null]);
+  assert.match(f.note, /no governor/);
+});
+
+test('the live model keeps what the forecast needs from a controller snapshot, with fallbacks for what it lacks', () => {
+  const m = liveModelOf({}, options, { at: 1, rate: 5, reason: 'stale' });
+  assert.equal(m.requestsPerSend, options.openProbability * options.requestsPerOpen);
+  assert.equal(m.capacityRps, options.capacityRps);
+  assert.equal(m.options.binMs, options.binMs);
+  assert.equal(m.rememberedShape, null);
+});
+
+test('a running campaign: the wake-ups of its sends so far are in the load ahead, and slow what is still to send', async () => {
+  const { loadAhead, AHEAD_MS } = await import('../../shared/forecast/load-ahead.js');
+  const m = model();
+  const now = m.at;
+  // 150,000 sends over the last 5 minutes: most of their wake-ups are still to come.
+  const points = [];
+  for (let s = 0; s <= 300; s += 10) points.push({ t: now - 300_000 + s * 1000, processed: s * 500 });
+  const busy = loadAhead(m, { remaining: 100_000, points, now });
+  const fresh = loadAhead(m, { remaining: 100_000, points: [], now });
+  assert.equal(busy.t[0], now);
+  assert.equal(busy.t[1] - busy.t[0], m.options.metricsWindowMs, 'a point per governor tick');
+  assert.ok(/** @type {number} */ (busy.t.at(-1)) - now <= AHEAD_MS);
+  assert.ok(busy.loadRps[0] > fresh.loadRps[0] + 100, `in-flight wake-ups now: ${busy.loadRps[0]} against ${fresh.loadRps[0]}`);
+  assert.ok(busy.durationSeconds > fresh.durationSeconds, `the room they take slows the rest: ${busy.durationSeconds} s against ${fresh.durationSeconds} s`);
+  assert.ok(Math.max(...busy.loadRps) <= 1.05 * m.capacityRps, 'the plan keeps the predicted load at the capacity');
+  assert.equal(busy.capacityRps, 1000);
+});
