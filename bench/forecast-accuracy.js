@@ -17,7 +17,7 @@ import { resolveControllerOptions } from '../shared/pacing/controller-options.js
 import { liveModelOf } from '../shared/governor/live-model.js';
 import { forecastCampaign } from '../shared/forecast/campaign-forecast.js';
 import { heldOutSeeds } from './holdout.js';
-import { memoryEntryOf, priorFromMemory } from '../shared/pacing/wake-up-memory.js';
+import { afterFirstCampaign } from '../sim/second-campaign.js';
 
 /** The target: the forecast duration within ±20% of the actual in this share of runs. */
 export const FORECAST_TARGET = Object.freeze({ within: 0.2, share: 0.8 });
@@ -32,21 +32,7 @@ export const FORECAST_COUNT = 10;
  * @param {import('../sim/scenario.js').Scenario} scenario
  */
 export function secondCampaignForecast(scenario) {
-  /** @type {ReturnType<typeof createAdaptiveStrategy>[]} */
-  const strategies = [];
-  const first = simulate(scenario, (s, w) => {
-    const strategy = createAdaptiveStrategy(s, w);
-    strategies.push(strategy);
-    return strategy;
-  });
-  const learned = strategies[0].learned;
-  const entry = learned ? memoryEntryOf(learned, { at: 0, sends: first.sent }) : null;
-  const configured = resolveControllerOptions(adaptiveControllerOptions(scenario));
-  const prior = priorFromMemory(entry ? [entry] : [], { now: 3_600_000 }, configured);
-  const informed = {
-    ...scenario,
-    strategies: { ...scenario.strategies, adaptive: { ...scenario.strategies.adaptive, controller: { ...scenario.strategies.adaptive.controller, ...prior.options } } }
-  };
+  const { prior, informed } = afterFirstCampaign(scenario);
   return forecastRun(informed, prior.fromMemory > 0 ? prior.shape : null);
 }
 

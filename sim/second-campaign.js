@@ -9,10 +9,13 @@ import { memoryEntryOf, priorFromMemory } from '../shared/pacing/wake-up-memory.
 import { resolveControllerOptions } from '../shared/pacing/controller-options.js';
 
 /**
+ * The first campaign in a world, and the world set up for the second: its controller starts
+ * from the prior the first one's memory gives, `gapMs` later. (bench/forecast-accuracy.js
+ * forecasts that second campaign.)
  * @param {import('./scenario.js').Scenario} scenario
- * @param {{ gapMs?: number }} [options]  how long after the first campaign the second starts
+ * @param {{ gapMs?: number }} [options]
  */
-export function secondCampaign(scenario, { gapMs = 3_600_000 } = {}) {
+export function afterFirstCampaign(scenario, { gapMs = 3_600_000 } = {}) {
   /** @type {Array<import('./strategies/strategy.js').Strategy>} */
   const strategies = [];
   const first = simulate(scenario, (s, w) => {
@@ -21,14 +24,24 @@ export function secondCampaign(scenario, { gapMs = 3_600_000 } = {}) {
     return strategy;
   });
   const learned = strategies[0].learned;
-  if (!learned) throw new Error(`${scenario.name}: the first campaign's controller learned nothing`);
-  const entry = memoryEntryOf(learned, { at: 0, sends: first.sent });
+  const entry = learned ? memoryEntryOf(learned, { at: 0, sends: first.sent }) : null;
   const configured = resolveControllerOptions(adaptiveControllerOptions(scenario));
   const prior = priorFromMemory(entry ? [entry] : [], { now: gapMs }, configured);
+  /** @type {import('./scenario.js').Scenario} */
   const informed = {
     ...scenario,
     strategies: { ...scenario.strategies, adaptive: { ...scenario.strategies.adaptive, controller: { ...scenario.strategies.adaptive.controller, ...prior.options } } }
   };
+  return { first, learned, configured, prior, informed };
+}
+
+/**
+ * @param {import('./scenario.js').Scenario} scenario
+ * @param {{ gapMs?: number }} [options]  how long after the first campaign the second starts
+ */
+export function secondCampaign(scenario, options = {}) {
+  const { first, learned, configured, prior, informed } = afterFirstCampaign(scenario, options);
+  if (!learned) throw new Error(`${scenario.name}: the first campaign's controller learned nothing`);
   const second = simulate(informed, 'adaptive');
   const truth = createWorld(scenario).requestsPerSend;
   const configuredGain = configured.openProbability * configured.requestsPerOpen;

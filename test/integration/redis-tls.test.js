@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRedis, assertRedisReachable } from '../../shared/redis.js';
 import { createBullmqQueue } from '../../shared/queue/bullmq-queue.js';
 import { createLogger } from '../../shared/logger.js';
 import { REDIS_URL, uniquePrefix, testEnv, pushctl, startEmulator, startWorker, makeAudience, makeMessage, waitFor } from '../support/harness.js';
+import { freePort } from '../support/local-redis-cluster.js';
 
 /** @type {string} */
 let dir;
@@ -25,17 +25,6 @@ let server;
 let tlsUrl;
 /** @type {Awaited<ReturnType<typeof startEmulator>>} */
 let sns;
-
-/** A port nothing listens on now (the server needs a number: --tls-port 0 turns TLS off). */
-async function freePort() {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const port = /** @type {import('node:net').AddressInfo} */ (probe.address()).port;
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pushpace-tls-'));

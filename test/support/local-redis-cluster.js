@@ -14,8 +14,12 @@ import { waitFor } from './harness.js';
 
 const run = promisify(execFile);
 
-/** A port nothing listens on now; the cluster bus takes this port + 10000 too. */
-async function freePort() {
+/**
+ * A port nothing listens on now, at most `highest` (a server that needs a number: redis-server's
+ * --tls-port 0 turns TLS off; a cluster node's bus takes its port + 10000 as well).
+ * @param {{ highest?: number }} [options]
+ */
+export async function freePort({ highest = 65_535 } = {}) {
   while (true) {
     const probe = createServer();
     probe.listen(0, '127.0.0.1');
@@ -23,8 +27,7 @@ async function freePort() {
     const port = /** @type {import('node:net').AddressInfo} */ (probe.address()).port;
     probe.close();
     await once(probe, 'close');
-    // The bus port must be a valid port as well (and is checked when the server binds it).
-    if (port + 10_000 <= 65_535) return port;
+    if (port <= highest) return port;
   }
 }
 
@@ -62,7 +65,7 @@ export async function startRedisCluster({ primaries = 3, tls = false } = {}) {
         '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', cert], { stdio: 'ignore' });
     }
     for (let i = 0; i < primaries; i++) {
-      const port = await freePort();
+      const port = await freePort({ highest: 65_535 - 10_000 });
       const server = spawn('redis-server', [...listenArgs(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
         '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '5000', '--dir', dir,
         '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
