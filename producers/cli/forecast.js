@@ -1,27 +1,24 @@
 // The forecast pushctl send --dry-run and schedule add print: from the governor's live model
 // (shared/governor/live-model.js) when a governor runs, else from the fixed rate, saying so.
 // The numbers come from shared/forecast/campaign-forecast.js; this file only asks and words.
-import { createLiveModelStore } from '../../shared/governor/live-model.js';
-import { forecastCampaign, fixedRateForecast } from '../../shared/forecast/campaign-forecast.js';
+import { forecastLaunch as forecastFromModel } from '../../shared/forecast/launch-forecast.js';
 import { formatDuration } from '../../shared/campaign/format-duration.js';
 import { formatCount, formatRate } from './format.js';
 
 /** @typedef {import('../../shared/forecast/campaign-forecast.js').Forecast} Forecast */
 
 /**
- * The forecast for a launch plan.
+ * The forecast for a launch plan, saying so when no governor made it.
  * @param {import('./context.js').Context} ctx
  * @param {{ devices: number, rate: number, maxRate: number | null, startAt: number }} campaign
  *   rate: the shared rate now (capped by maxRate); startAt: the first send (a local-time campaign's first release)
  * @returns {Promise<Forecast>}
  */
-export async function forecastLaunch(ctx, { devices, rate, maxRate, startAt }) {
-  const model = await createLiveModelStore(ctx.redis, ctx.config.keyPrefix).read().catch(() => null);
-  if (!model) {
-    const forecast = fixedRateForecast({ devices, rate });
-    return { ...forecast, note: `no governor is running: estimate from the fixed rate (${formatRate(rate)}) alone` };
-  }
-  return forecastCampaign(model, { devices, startAt, now: Date.now(), maxRate });
+export async function forecastLaunch(ctx, campaign) {
+  const forecast = await forecastFromModel(ctx.redis, ctx.config.keyPrefix, campaign);
+  return forecast.source === 'fixed-rate'
+    ? { ...forecast, note: `no governor is running: estimate from the fixed rate (${formatRate(campaign.rate)}) alone` }
+    : forecast;
 }
 
 /**
@@ -49,18 +46,4 @@ export function describeForecast(f) {
     `${formatRate(f.averageRate)} on average; peak gateway load about ${formatCount(Math.round(f.peakLoadRps ?? 0))} req/s ` +
     `(up to ${formatCount(Math.round(f.peakLoadHighRps ?? 0))}) against a capacity of ${formatCount(Math.round(f.capacityRps ?? 0))} req/s` +
     `${hour}; ${f.requestsPerSend} requests per send ± ${f.requestsPerSendSd}.${f.note ? ` ${f.note}.` : ''}`;
-}
-
-/**
- * What is stored with the campaign at launch, for pushctl report's "forecast vs actual"
- * (campaign-report.js compares the fields named as its `actual`'s).
- * @param {Forecast} f
- * @param {number} madeAt
- */
-export function forecastRecord(f, madeAt) {
-  return {
-    source: f.source, madeAt: new Date(madeAt).toISOString(), durationSeconds: f.durationSeconds,
-    durationLowSeconds: f.durationLowSeconds, durationHighSeconds: f.durationHighSeconds, averageRate: f.averageRate,
-    peakLoadRps: f.peakLoadRps, capacityRps: f.capacityRps, requestsPerSend: f.requestsPerSend
-  };
 }

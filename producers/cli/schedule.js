@@ -112,9 +112,9 @@ async function add(ctx, store, id, options, io) {
   await plan.close();
   const { forecastLaunch, forecastJson, describeForecast } = await import('./forecast.js');
   const firstFire = nextFire(timing, now) ?? now;
+  const { firstSendAt } = await import('../../shared/forecast/launch-forecast.js');
   const forecast = await forecastLaunch(ctx, {
-    devices: plan.devices, rate: plan.rate, maxRate: request.maxRate,
-    startAt: request.timing.localTime === null ? firstFire : (plan.releases[0]?.at ?? firstFire)
+    devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, startAt: firstSendAt(request, plan, firstFire)
   });
   for (const warning of plan.warnings) io.stderr.write(formatWarning(warning));
 

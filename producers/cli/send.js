@@ -7,8 +7,8 @@ import { prepareLaunch, launch } from '../../shared/campaign/launch.js';
 import { createSegmentQueue } from '../../shared/queue/create-queue.js';
 import { formatDuration } from '../../shared/campaign/format-duration.js';
 import { formatCount, formatRate, formatWarning } from './format.js';
-import { forecastLaunch, forecastJson, describeForecast, forecastRecord } from './forecast.js';
-import { redisKeys } from '../../shared/redis.js';
+import { forecastLaunch, forecastJson, describeForecast } from './forecast.js';
+import { firstSendAt, keepForecast } from '../../shared/forecast/launch-forecast.js';
 
 /**
  * pushctl send's options: the launch's (LaunchOptions) and how to answer.
@@ -28,8 +28,7 @@ export async function send(ctx, options, io) {
     const { timing } = request;
     const madeAt = Date.now();
     const forecast = await forecastLaunch(ctx, {
-      devices: plan.devices, rate: plan.rate, maxRate: request.maxRate,
-      startAt: timing.localTime === null ? (request.startAt ?? madeAt) : (plan.releases[0]?.at ?? madeAt)
+      devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, startAt: firstSendAt(request, plan, madeAt)
     });
     if (options.dryRun) {
       const answer = { dryRun: true, devices: plan.devices, skipped: plan.skipped, duplicates: plan.duplicates,
@@ -57,7 +56,7 @@ export async function send(ctx, options, io) {
         onCreated: ({ id }) => { if (!options.json) io.stderr.write(`campaign ${id}: enqueueing ${formatCount(plan.devices)} devices...\n`); }
       });
       // Kept with the campaign: pushctl report compares it with what happened.
-      await ctx.redis.hset(redisKeys(ctx.config.keyPrefix).campaign(result.id).hash, 'forecast', JSON.stringify(forecastRecord(forecast, madeAt)))
+      await keepForecast(ctx.redis, ctx.config.keyPrefix, result.id, forecast, madeAt)
         .catch((error) => ctx.logger.warn({ err: error }, 'storing the forecast with the campaign failed'));
       io.stdout.write(options.json
         ? JSON.stringify({ id: result.id, devices: result.devices, skipped: result.skipped, duplicates: result.duplicates,

@@ -3,6 +3,7 @@
 // fire, the message stored when it was added, and the campaign id derived from the fire.
 import { createCampaignStore } from '../campaign/campaign-store.js';
 import { parseLaunchRequest } from '../campaign/launch-request.js';
+import { forecastLaunch, firstSendAt, keepForecast } from '../forecast/launch-forecast.js';
 import { prepareLaunch, launch } from '../campaign/launch.js';
 import { createTokenBucket } from '../token-bucket.js';
 import { createSegmentQueue } from '../queue/create-queue.js';
@@ -27,9 +28,16 @@ export function createFireLaunch({ config, logger, redis }) {
     const plan = await prepareLaunch(request, { config, store, bucket });
     try {
       if (plan.warnings.length > 0) logger.warn({ scheduleId: s.id, campaignId, warnings: plan.warnings }, 'launching with warnings');
+      // Made before the launch, as pushctl send makes it, and kept with the campaign for its report.
+      const madeAt = Date.now();
+      const forecast = await forecastLaunch(redis, config.keyPrefix, {
+        devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, startAt: firstSendAt(request, plan, madeAt)
+      });
       const queue = createSegmentQueue(config, logger);
       try {
         const result = await launch(plan, { config, store, queue, logger, signal });
+        await keepForecast(redis, config.keyPrefix, result.id, forecast, madeAt)
+          .catch((error) => logger.warn({ err: error, campaignId: result.id }, 'storing the forecast with the campaign failed'));
         return { devices: result.devices };
       } finally {
         await queue.close().catch(() => {});

@@ -80,6 +80,7 @@ test('3 scheduler processes: every fire is one campaign, sent through pushctl se
     for (let i = 1; i < fires.length; i++) assert.equal(fires[i].at - fires[i - 1].at, 1000, `fire ${i} follows the one before`);
     const ids = (await redis.zrange(`{${prefix}}:campaigns`, '0', '-1')).sort();
     assert.deepEqual(ids, fires.map((f) => campaignIdFor('every-second', f.at)).sort(), 'one campaign per fire, with the derived id');
+    let withoutForecast = 0;
     for (const fire of fires) {
       // SIGKILL can land in the few ms a launch enqueues: that fire's campaign is then failed, not sent twice.
       const acceptable = fire.state === 'launched' || (fire.state === 'failed' && /stopped part-way/.test(fire.reason ?? ''));
@@ -94,9 +95,18 @@ test('3 scheduler processes: every fire is one campaign, sent through pushctl se
         // Send flags travel with the schedule; times count from the fire's planned instant.
         assert.equal(campaign.ttlMs, 7_200_000);
         assert.equal(campaign.startAt, fire.at);
+        // The fire's forecast is kept with the campaign, as pushctl send keeps its own (no governor here: the fixed rate's).
+        const kept = (await campaigns.reportSlots(campaign.id)).forecast;
+        if (kept === null) withoutForecast++;
+        else {
+          assert.equal(JSON.parse(kept).source, 'fixed-rate');
+          assert.ok(JSON.parse(kept).durationSeconds > 0, kept);
+        }
       }
     }
     assert.ok(fires.filter((f) => f.state === 'launched').length >= fires.length - 1);
+    // At most the fire the SIGKILL cut between its launch and keeping its forecast has none.
+    assert.ok(withoutForecast <= 1, `${withoutForecast} launched campaigns without their forecast`);
   } finally {
     await audience.remove();
   }
