@@ -36,6 +36,12 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
   // Decisions as metrics and as the dashboard's gateway series (shared/metrics/).
   const observed = observeGovernor({ ops, redis, config, logger });
   const campaigns = createCampaignStore(redis, config);
+  /** @type {Promise<import('../types.js').Campaign[]> | null} */
+  let reading = null;
+  /** The running campaigns: one read for the tick's two questions (devices left, kind), asked together. */
+  const runningCampaigns = () => (reading ??= campaigns.active()
+    .then((active) => active.filter((campaign) => campaign.state === 'running'))
+    .finally(() => { reading = null; }));
   const governor = createGovernor({
     redis,
     keyPrefix: config.keyPrefix,
@@ -44,14 +50,14 @@ export async function startGovernor(config, logger, ops = detachedOps('governor'
     controller: observed.controller(createInspectableController(config.pacing.controller)),
     readGateway: async () => gatewaySample(await metrics.read(), { kind, requestRate, metricsLagMs, metricsWindowMs, logger }),
     readRemaining: async () => {
-      const running = (await campaigns.active()).filter((campaign) => campaign.state === 'running');
+      const running = await runningCampaigns();
       const releases = await Promise.all(running.map((campaign) => (campaign.localTime ? campaigns.releases(campaign.id) : [])));
       return devicesStillToSend(running.map((campaign, i) => ({ campaign, releases: releases[i] })));
     },
     // The kind the running campaigns name (pushctl send --kind), when they agree: the memory's
     // prior for it, and the kind a finished campaign is remembered under.
     readKind: async () => {
-      const kinds = new Set((await campaigns.active()).filter((campaign) => campaign.state === 'running').map((campaign) => campaign.kind));
+      const kinds = new Set((await runningCampaigns()).map((campaign) => campaign.kind));
       return kinds.size === 0 ? undefined : kinds.size === 1 ? [...kinds][0] : null;
     },
     logger,
