@@ -13,26 +13,49 @@ import { resolveControllerOptions } from '../shared/pacing/controller-options.js
  * from the prior the first one's memory gives, `gapMs` later. (bench/forecast-accuracy.js
  * forecasts that second campaign.)
  * @param {import('./scenario.js').Scenario} scenario
- * @param {{ gapMs?: number }} [options]
+ * @param {{ gapMs?: number, firstIn?: import('./scenario.js').Scenario, keepsCapacity?: boolean }} [options]
+ *   firstIn: the world the first campaign meets, when not the second's (quietDay's, say);
+ *   keepsCapacity: the second's controller starts from the capacity the first's learned, as the
+ *   always-running governor's does (an idle reset forgets the wake-up gain, not the gateway);
+ *   false keeps the configured one, so that the second differs from the first by memory alone
  */
-export function afterFirstCampaign(scenario, { gapMs = 3_600_000 } = {}) {
+export function afterFirstCampaign(scenario, { gapMs = 3_600_000, firstIn = scenario, keepsCapacity = false } = {}) {
   /** @type {Array<import('./strategies/strategy.js').Strategy>} */
   const strategies = [];
-  const first = simulate(scenario, (s, w) => {
+  const first = simulate(firstIn, (s, w) => {
     const strategy = createAdaptiveStrategy(s, w);
     strategies.push(strategy);
     return strategy;
   });
   const learned = strategies[0].learned;
-  const entry = learned ? memoryEntryOf(learned, { at: 0, sends: first.sent }) : null;
+  const entry = learned
+    ? memoryEntryOf(learned, { at: 0, sends: first.sent, seconds: first.completionSeconds, baselineRps: learned.startBaselineRps ?? learned.baseline, capacityRps: learned.capacity, startPrior: learned.startPrior ?? null })
+    : null;
   const configured = resolveControllerOptions(adaptiveControllerOptions(scenario));
   const prior = priorFromMemory(entry ? [entry] : [], { now: gapMs }, configured);
+  const capacity = keepsCapacity && Number(learned?.capacity) > 0 ? { capacityRps: Number(learned?.capacity) } : {};
   /** @type {import('./scenario.js').Scenario} */
   const informed = {
     ...scenario,
-    strategies: { ...scenario.strategies, adaptive: { ...scenario.strategies.adaptive, controller: { ...scenario.strategies.adaptive.controller, ...prior.options } } }
+    strategies: { ...scenario.strategies, adaptive: { ...scenario.strategies.adaptive, controller: { ...scenario.strategies.adaptive.controller, ...prior.options, ...capacity } } }
   };
-  return { first, learned, configured, prior, informed };
+  return { first, learned, entry, configured, prior, informed };
+}
+
+/**
+ * The same world on another, quiet day: the same gateway, audience and wake-up behaviour, its
+ * own noise (another seed), and none of the unannounced events (capacity changes, baseline
+ * spikes and jumps), which are a day's, not the world's. Announced ones stay.
+ * @param {import('./scenario.js').Scenario} scenario
+ * @returns {import('./scenario.js').Scenario}
+ */
+export function quietDay(scenario) {
+  return {
+    ...scenario,
+    seed: (Math.imul(scenario.seed ^ 0x5bd1e995, 2654435761) >>> 1) || 1,
+    gateway: { ...scenario.gateway, capacityChanges: scenario.gateway.capacityChanges.filter((c) => c.announced) },
+    baseline: { ...scenario.baseline, spikes: scenario.baseline.spikes.filter((c) => c.announced) }
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ import { formatCount, formatRate } from './format.js';
 /**
  * The forecast for a launch plan, saying so when no governor made it.
  * @param {import('./context.js').Context} ctx
- * @param {{ devices: number, rate: number, maxRate: number | null, startAt: number }} campaign
+ * @param {Parameters<typeof forecastFromModel>[2]} campaign
  *   rate: the shared rate now (capped by maxRate); startAt: the first send (a local-time campaign's first release)
  * @returns {Promise<Forecast>}
  */
@@ -45,5 +45,17 @@ export function describeForecast(f) {
   return `Forecast from the live governor: about ${formatDuration(f.durationSeconds)}${range}, ` +
     `${formatRate(f.averageRate)} on average; peak gateway load about ${formatCount(Math.round(f.peakLoadRps ?? 0))} req/s ` +
     `(up to ${formatCount(Math.round(f.peakLoadHighRps ?? 0))}) against a capacity of ${formatCount(Math.round(f.capacityRps ?? 0))} req/s` +
-    `${hour}; ${f.requestsPerSend} requests per send ± ${f.requestsPerSendSd}.${f.note ? ` ${f.note}.` : ''}`;
+    `${hour}; ${f.requestsPerSend} requests per send ± ${f.requestsPerSendSd}. ${describeCalibration(f)}${f.note ? ` ${f.note}.` : ''}`;
+}
+
+/**
+ * How the duration was calibrated against recent campaigns, in words.
+ * @param {Forecast} f
+ */
+function describeCalibration(f) {
+  const c = f.calibration;
+  if (!c) return 'Not calibrated: the memory holds no finished campaign to check the model against yet.';
+  const campaigns = c.campaigns === 1 ? 'the last campaign' : `the last ${c.campaigns} campaigns`;
+  return `Calibrated on ${campaigns}: they took ${c.ratio.toFixed(2)}× what the model replays for them, so the model's ` +
+    `${formatDuration(f.modelDurationSeconds)} becomes ${formatDuration(f.durationSeconds)}.`;
 }

@@ -114,7 +114,7 @@ async function add(ctx, store, id, options, io) {
   const firstFire = nextFire(timing, now) ?? now;
   const { firstSendAt } = await import('../../shared/forecast/launch-forecast.js');
   const forecast = await forecastLaunch(ctx, {
-    devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, startAt: firstSendAt(request, plan, firstFire)
+    devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, kind: request.kind, startAt: firstSendAt(request, plan, firstFire)
   });
   for (const warning of plan.warnings) io.stderr.write(formatWarning(warning));
 

@@ -28,7 +28,7 @@ export async function send(ctx, options, io) {
     const { timing } = request;
     const madeAt = Date.now();
     const forecast = await forecastLaunch(ctx, {
-      devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, startAt: firstSendAt(request, plan, madeAt)
+      devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, kind: request.kind, startAt: firstSendAt(request, plan, madeAt)
     });
     if (options.dryRun) {
       const answer = { dryRun: true, devices: plan.devices, skipped: plan.skipped, duplicates: plan.duplicates,

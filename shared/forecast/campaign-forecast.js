@@ -16,6 +16,15 @@
 // half and twice, never a negative gain. The campaign is paced by its wake-up load, so its
 // duration scales with a while the plan is capacity-bound; the maximum send rate bounds it
 // from below.
+//
+// Calibration: the model world is simpler than the real one (a log-normal delay, an M/M/1
+// latency curve, no noise, no events), and a controller paced by the real one is slower or
+// faster than its replay. The memory keeps how long each recent campaign's sends took and in
+// what conditions (wake-up-memory.js); the forecast replays each of the last few in its own
+// conditions (its baseline, capacity, learned requests per send and delay shape, its size)
+// and the ratio of what happened to that replay, averaged on a log scale (weighted by age and
+// message kind), scales the duration and its range. Where the forecast has no such campaign
+// it says so (calibration null).
 import { resolveControllerOptions } from '../pacing/controller-options.js';
 import { createInspectableController } from '../pacing/controller.js';
 import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js';
@@ -57,9 +66,18 @@ import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js'
  * @property {number | null} requestsPerSend
  * @property {number | null} requestsPerSendSd
  * @property {number} averageRate           devices / expected duration
+ * @property {number} modelDurationSeconds  the model's own, before calibration
+ * @property {Calibration | null} calibration  how recent campaigns compared with their replays; null: none to compare
  * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per governor
  *   tick (metrics window) from the start; t in seconds
  * @property {string} note
+ */
+
+/**
+ * @typedef {object} Calibration
+ * @property {number} campaigns  the recent campaigns compared
+ * @property {number} ratio      what happened ÷ the replay, their weighted geometric mean: the duration's factor
+ * @property {number} spread     the ratios' geometric standard deviation (1 with one campaign): the range widens by it
  */
 
 /** @typedef {Array<{ at: number, sent: number }>} SendHistory  sends made up to `at` (ms since the epoch) since the previous entry */
@@ -70,18 +88,28 @@ export const MIN_HOUR_WINDOWS = 30;
 /** A campaign starting later than this reads the baseline of its hour, not the current one. */
 const LATER_MS = 15 * 60_000;
 
+/** The forecast calibrates itself against this many of the latest campaigns the memory keeps. */
+const CALIBRATION_CAMPAIGNS = 3;
+/** A campaign's ratio is kept within these: one held by hand (paused, capped by --rate) says little about the model. */
+const CALIBRATION_BOUNDS = /** @type {const} */ ([0.2, 5]);
+/** Older campaigns count less, halved every week as in the memory; another message kind counts a quarter. */
+const CALIBRATION_HALF_LIFE_MS = 7 * 86_400_000;
+const OTHER_KIND_WEIGHT = 0.25;
+
 /** The forecast's horizon: beyond it (an endless campaign at a tiny capacity), it stops and says so. */
 const MAX_SECONDS = 2 * 86_400;
 
 /**
  * The forecast from a live model.
  * @param {LiveModel} model
- * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null, history?: SendHistory }} campaign
+ * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null, history?: SendHistory,
+ *   earlier?: readonly import('../pacing/wake-up-memory.js').MemoryEntry[], kind?: string | null }} campaign
  *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --rate);
- *   history: sends already made (a running campaign's), whose wake-ups are still to come
+ *   history: sends already made (a running campaign's), whose wake-ups are still to come;
+ *   earlier: the memory's entries (governor/model-memory.js), which calibrate it; kind: its message kind
  * @returns {Forecast}
  */
-export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [] }) {
+export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [], earlier = [], kind = null }) {
   const o = resolveControllerOptions(model.options);
   const rateCap = maxRate === null ? o.maxRate : Math.min(o.maxRate, maxRate);
   const baselineAtHour = startAt !== undefined && startAt - now > LATER_MS ? hourBaseline(model, startAt) : null;
@@ -101,13 +129,18 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
     highRps: round(Math.max(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps))
   }));
   const finished = expected.finished && high.finished;
+  const calibration = calibrate(o, model, earlier, { now, kind });
+  const factor = calibration?.ratio ?? 1;
+  const spreadBy = calibration?.spread ?? 1;
   return {
     source: 'governor',
     devices,
-    durationSeconds: expected.seconds,
+    durationSeconds: Math.ceil(expected.seconds * factor),
     // Less gain is a faster campaign, but the range is ordered whatever the plan does.
-    durationLowSeconds: Math.min(low.seconds, expected.seconds),
-    durationHighSeconds: Math.max(high.seconds, expected.seconds),
+    durationLowSeconds: Math.floor((Math.min(low.seconds, expected.seconds) * factor) / spreadBy),
+    durationHighSeconds: Math.ceil(Math.max(high.seconds, expected.seconds) * factor * spreadBy),
+    modelDurationSeconds: expected.seconds,
+    calibration,
     peakLoadRps: round(expected.peakLoadRps),
     peakLoadHighRps: round(Math.max(high.peakLoadRps, expected.peakLoadRps)),
     capacityRps: round(model.capacityRps),
@@ -115,7 +148,7 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
     baselineAtHour,
     requestsPerSend: round(model.requestsPerSend, 3),
     requestsPerSendSd: round(model.requestsPerSendSd, 3),
-    averageRate: expected.seconds > 0 ? round(devices / expected.seconds) : devices,
+    averageRate: expected.seconds > 0 ? round(devices / (expected.seconds * factor)) : devices,
     load,
     note: finished ? '' : `not finished within ${MAX_SECONDS / 86_400} days at the minimum rate: the gateway has no room for wake-ups at this baseline`
   };
@@ -142,9 +175,50 @@ export function fixedRateForecast({ devices, rate }) {
     requestsPerSend: null,
     requestsPerSendSd: null,
     averageRate: rate,
+    modelDurationSeconds: seconds,
+    calibration: null,
     load: [],
     note: 'no governor is running: estimate from the fixed rate alone'
   };
+}
+
+/**
+ * How recent campaigns compared with the model's replay of each, in its own conditions; null
+ * when the memory holds none with its duration and conditions (older entries, or none yet).
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @param {LiveModel} model
+ * @param {readonly import('../pacing/wake-up-memory.js').MemoryEntry[]} earlier
+ * @param {{ now: number, kind: string | null }} context
+ * @returns {Calibration | null}
+ */
+export function calibrate(o, model, earlier, { now, kind }) {
+  const usable = earlier
+    .filter((e) => Number(e.seconds) > 0 && Number(e.capacityRps) > 0 && e.baselineRps !== null && e.baselineRps !== undefined && e.baselineRps >= 0)
+    .sort((a, b) => b.at - a.at)
+    .slice(0, CALIBRATION_CAMPAIGNS);
+  if (!usable.length) return null;
+  // A campaign of a tick or two is measured to the tick: neither side counts below one.
+  const tickSeconds = o.metricsWindowMs / 1000;
+  let weightSum = 0;
+  let logSum = 0;
+  let logSquares = 0;
+  for (const e of usable) {
+    // Its own conditions and the prior it started from, today's belief about the audience.
+    const started = e.startPrior ?? { requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd };
+    const replay = controllerRun(o, { ...model, capacityRps: Number(e.capacityRps) },
+      { devices: e.sends, baselineRps: Number(e.baselineRps), trueGain: model.requestsPerSend, rateCap: o.maxRate, past: [], startPrior: started });
+    const ratio = Math.max(tickSeconds, Number(e.seconds)) / Math.max(tickSeconds, replay.seconds);
+    const logRatio = Math.log(Math.min(CALIBRATION_BOUNDS[1], Math.max(CALIBRATION_BOUNDS[0], ratio)));
+    const sameKind = kind === null || e.kind === null || e.kind === kind;
+    const weight = 0.5 ** (Math.max(0, now - e.at) / CALIBRATION_HALF_LIFE_MS) * (sameKind ? 1 : OTHER_KIND_WEIGHT);
+    weightSum += weight;
+    logSum += weight * logRatio;
+    logSquares += weight * logRatio * logRatio;
+  }
+  if (!(weightSum > 1e-9)) return null;
+  const mean = logSum / weightSum;
+  const sd = Math.sqrt(Math.max(0, logSquares / weightSum - mean * mean));
+  return { campaigns: usable.length, ratio: round(Math.exp(mean), 3), spread: round(Math.exp(sd), 3) };
 }
 
 /**
@@ -164,11 +238,13 @@ export function hourBaseline(model, startAt) {
  * latency curve through the capacity estimate (an M/M/1-shaped p95 with the setpoint at it).
  * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
  * @param {LiveModel} model
- * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]> }} run
+ * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]>,
+ *   startPrior?: { requestsPerSend: number, requestsPerSendSd: number } }} run
+ *   startPrior: the gain prior the controller starts from (the model's when absent)
  */
-function controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past }) {
+function controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past, startPrior }) {
   const controller = createInspectableController({ ...model.options, capacityRps: model.capacityRps, maxRate: rateCap });
-  controller.setGainPrior({ requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
+  controller.setGainPrior(startPrior ?? { requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
   const shape = model.rememberedShape ?? model;
   const mass = requestTimeMassPerSecond({
     openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * shape.medianFactor, sigma: o.openDelaySigma * shape.sigmaFactor }],

@@ -4,6 +4,7 @@
 // from the fixed rate. A launched campaign keeps it (its `forecast` field), so pushctl report
 // can compare it with what happened (shared/campaign/campaign-report.js).
 import { createLiveModelStore } from '../governor/live-model.js';
+import { readMemoryEntries } from '../governor/model-memory.js';
 import { forecastCampaign, fixedRateForecast } from './campaign-forecast.js';
 import { redisKeys } from '../redis.js';
 
@@ -13,14 +14,16 @@ import { redisKeys } from '../redis.js';
  * The forecast for a launch plan; `source` says whether a live governor made it.
  * @param {import('../redis.js').PushRedis} redis
  * @param {string} keyPrefix
- * @param {{ devices: number, rate: number, maxRate: number | null, startAt: number }} campaign
- *   rate: the shared rate now (capped by maxRate); startAt: the first send
+ * @param {{ devices: number, rate: number, maxRate: number | null, startAt: number, kind?: string | null }} campaign
+ *   rate: the shared rate now (capped by maxRate); startAt: the first send; kind: its message kind
  * @returns {Promise<Forecast>}
  */
-export async function forecastLaunch(redis, keyPrefix, { devices, rate, maxRate, startAt }) {
+export async function forecastLaunch(redis, keyPrefix, { devices, rate, maxRate, startAt, kind = null }) {
   const model = await createLiveModelStore(redis, keyPrefix).read().catch(() => null);
   if (!model) return fixedRateForecast({ devices, rate });
-  return forecastCampaign(model, { devices, startAt, now: Date.now(), maxRate });
+  // The memory calibrates it; without it (unreadable) the forecast is the model's alone, and says so.
+  const earlier = await readMemoryEntries(redis, keyPrefix).catch(() => []);
+  return forecastCampaign(model, { devices, startAt, now: Date.now(), maxRate, earlier, kind });
 }
 
 /**
@@ -44,6 +47,7 @@ export function forecastRecord(f, madeAt) {
   return {
     source: f.source, madeAt: new Date(madeAt).toISOString(), durationSeconds: f.durationSeconds,
     durationLowSeconds: f.durationLowSeconds, durationHighSeconds: f.durationHighSeconds, averageRate: f.averageRate,
+    modelDurationSeconds: f.modelDurationSeconds, calibration: f.calibration,
     peakLoadRps: f.peakLoadRps, capacityRps: f.capacityRps, requestsPerSend: f.requestsPerSend
   };
 }

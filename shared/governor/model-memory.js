@@ -37,18 +37,7 @@ export function createModelMemory(redis, keyPrefix, configured) {
     }
   }
 
-  /** @returns {Promise<import('../pacing/wake-up-memory.js').MemoryEntry[]>} */
-  async function entries() {
-    const lines = await redis.lrange(key, 0, KEEP - 1);
-    return lines.flatMap((line) => {
-      try {
-        const entry = JSON.parse(line);
-        return Number.isFinite(entry?.at) && entry.requestsPerSend > 0 ? [entry] : [];
-      } catch {
-        return []; // a hand edit or an older format: the rest still count
-      }
-    });
-  }
+  const entries = () => readMemoryEntries(redis, keyPrefix);
 
   return {
     entries,
@@ -58,7 +47,11 @@ export function createModelMemory(redis, keyPrefix, configured) {
      * @param {string | null} [kind]
      */
     async remember(finished, kind = null) {
-      const entry = memoryEntryOf(finished, { at: finished.endedAt, kind, sends: finished.sends });
+      const entry = memoryEntryOf(finished, {
+        at: finished.endedAt, kind, sends: finished.sends, seconds: (finished.endedAt - finished.startedAt) / 1000,
+        baselineRps: finished.baselineRps, capacityRps: finished.capacityRps,
+        startPrior: { requestsPerSend: finished.priorRequestsPerSend, requestsPerSendSd: finished.priorRequestsPerSendSd }
+      });
       if (!entry) return false;
       const since = (await entries())[0]?.at ?? finished.endedAt - RECENT_MS;
       await redis.multi().lpush(key, JSON.stringify(entry)).ltrim(key, 0, KEEP - 1).exec();
@@ -80,6 +73,24 @@ export function createModelMemory(redis, keyPrefix, configured) {
       return count;
     }
   };
+}
+
+/**
+ * The memory's entries, newest first (the forecast reads them too: shared/forecast/launch-forecast.js).
+ * @param {import('../redis.js').RedisClient} redis
+ * @param {string} keyPrefix
+ * @returns {Promise<import('../pacing/wake-up-memory.js').MemoryEntry[]>}
+ */
+export async function readMemoryEntries(redis, keyPrefix) {
+  const lines = await redis.lrange(redisKeys(keyPrefix).modelMemory, 0, KEEP - 1);
+  return lines.flatMap((line) => {
+    try {
+      const entry = JSON.parse(line);
+      return Number.isFinite(entry?.at) && entry.requestsPerSend > 0 ? [entry] : [];
+    } catch {
+      return []; // a hand edit or an older format: the rest still count
+    }
+  });
 }
 
 /** @typedef {ReturnType<typeof createModelMemory>} ModelMemory */

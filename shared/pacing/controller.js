@@ -54,8 +54,13 @@ import { createCapacityEstimator } from './capacity-estimator.js';
 
 /**
  * @typedef {object} FinishedCampaign  what the controller had learned when sends stopped for idleResetMs
+ * @property {number} startedAt          ms (the controller's clock): the first send (the start of the interval it was counted in)
  * @property {number} endedAt            ms (the controller's clock): the last send
  * @property {number} sends              sends since the previous reset
+ * @property {number} baselineRps        the baseline when its sends began (later, its own wake-ups muddle it)
+ * @property {number} capacityRps        and the capacity estimate
+ * @property {number} priorRequestsPerSend    the prior on requests per send it started from
+ * @property {number} priorRequestsPerSendSd
  * @property {number} requestsPerSend
  * @property {number} requestsPerSendSd
  * @property {number} medianFactor       the likeliest open-delay median, as a factor of the configured one
@@ -118,6 +123,12 @@ export function createInspectableController(options) {
   let gainPrior = null;
   /** Sends since the last reset: the campaign(s) the current estimate was learned from. */
   let sendsSinceReset = 0;
+  /** When the sends since the last reset began, and the baseline then. @type {number | null} */
+  let firstSendAt = null;
+  /** @type {number | null} */
+  let startBaseline = null;
+  /** The gain prior the sends since the last reset started from. @type {{ requestsPerSend: number, requestsPerSendSd: number } | null} */
+  let startPrior = null;
   /** What the last campaign taught, once it is over, until takeFinished(). @type {FinishedCampaign | null} */
   let finished = null;
 
@@ -145,18 +156,31 @@ export function createInspectableController(options) {
     // No sends for a while: whatever comes next may be another campaign with another open
     // rate, so its first burst is sized from the prior again, not from the last campaign.
     if (sent > 0) {
+      if (sendsSinceReset === 0) {
+        firstSendAt = from;
+        const start = bank.snapshot();
+        startBaseline = start.baseline;
+        startPrior = { requestsPerSend: start.requestsPerSend, requestsPerSendSd: start.requestsPerSendSd };
+      }
       lastSendAt = now;
       gainIsPrior = false;
       sendsSinceReset += sent;
     } else if (!gainIsPrior && (lastSendAt === null || now - lastSendAt >= o.idleResetMs)) {
       const learned = bank.snapshot();
       finished = {
-        endedAt: lastSendAt ?? now, sends: sendsSinceReset, requestsPerSend: learned.requestsPerSend,
-        requestsPerSendSd: learned.requestsPerSendSd, medianFactor: learned.medianFactor, sigmaFactor: learned.sigmaFactor
+        startedAt: firstSendAt ?? lastSendAt ?? now, endedAt: lastSendAt ?? now, sends: sendsSinceReset,
+        requestsPerSend: learned.requestsPerSend, requestsPerSendSd: learned.requestsPerSendSd,
+        medianFactor: learned.medianFactor, sigmaFactor: learned.sigmaFactor,
+        baselineRps: startBaseline ?? learned.baseline, capacityRps: capacity.snapshot().capacity,
+        priorRequestsPerSend: startPrior?.requestsPerSend ?? learned.requestsPerSend,
+        priorRequestsPerSendSd: startPrior?.requestsPerSendSd ?? learned.requestsPerSendSd
       };
       bank.resetGain(gainPrior ?? undefined);
       gainIsPrior = true;
       sendsSinceReset = 0;
+      firstSendAt = null;
+      startBaseline = null;
+      startPrior = null;
     }
 
     // 2. Feedback: the gateway's window, aligned with the load predicted for that window.
@@ -257,6 +281,10 @@ export function createInspectableController(options) {
         setpointMs,
         stale: stale !== null,
         mode: latencyOnly ? 'latency-only' : 'rate',
+        /** The baseline when the sends since the last reset began (null: none since). */
+        startBaselineRps: startBaseline,
+        /** The gain prior they started from (null: none since). */
+        startPrior,
         observedLoadRps: lastLoad
       };
     }

@@ -21,6 +21,12 @@ import { priorGain as configuredGain } from './bank-members.js';
  * @property {number} requestsPerSendSd  and its standard deviation
  * @property {number} medianFactor       the likeliest open-delay median, as a factor of the configured one
  * @property {number} sigmaFactor        the likeliest open-delay σ, as a factor of the configured one
+ * @property {number | null} [seconds]   how long its sends took, first to last; with the two below, what
+ *   the forecast checks itself against (shared/forecast/campaign-forecast.js); absent in older entries
+ * @property {number | null} [baselineRps]  the baseline it was sent at
+ * @property {number | null} [capacityRps]  the capacity estimate then
+ * @property {{ requestsPerSend: number, requestsPerSendSd: number } | null} [startPrior]  the prior on
+ *   requests per send it started from (a campaign from a vague prior is slower than one from memory)
  */
 
 /** Entries of another kind count this much. */
@@ -34,14 +40,22 @@ const MIN_RELATIVE_SD = 0.1;
  * A memory entry from the controller's snapshot at a campaign's end, or null when it learned
  * nothing worth keeping (too few sends, or estimates that are not numbers).
  * @param {{ requestsPerSend: number, requestsPerSendSd: number, medianFactor: number, sigmaFactor: number }} snapshot
- * @param {{ at: number, kind?: string | null, sends: number, minSends?: number }} campaign
+ * @param {{ at: number, kind?: string | null, sends: number, minSends?: number, seconds?: number | null,
+ *   baselineRps?: number | null, capacityRps?: number | null, startPrior?: MemoryEntry['startPrior'] }} campaign
+ *   seconds, baselineRps, capacityRps, startPrior: how long it took and in what conditions, when known
  * @returns {MemoryEntry | null}
  */
-export function memoryEntryOf(snapshot, { at, kind = null, sends, minSends = 1000 }) {
+export function memoryEntryOf(snapshot, { at, kind = null, sends, minSends = 1000, seconds = null, baselineRps = null, capacityRps = null, startPrior = null }) {
   const { requestsPerSend, requestsPerSendSd, medianFactor, sigmaFactor } = snapshot;
   const finite = [requestsPerSend, requestsPerSendSd, medianFactor, sigmaFactor].every(Number.isFinite);
   if (!finite || !(requestsPerSend > 0) || sends < minSends) return null;
-  return { at, kind, sends, requestsPerSend, requestsPerSendSd, medianFactor, sigmaFactor };
+  const known = (/** @type {number | null} */ x) => (x !== null && Number.isFinite(x) && x >= 0 ? x : null);
+  return {
+    at, kind, sends, requestsPerSend, requestsPerSendSd, medianFactor, sigmaFactor,
+    seconds: known(seconds), baselineRps: known(baselineRps), capacityRps: known(capacityRps),
+    startPrior: startPrior && startPrior.requestsPerSend > 0 && startPrior.requestsPerSendSd >= 0
+      ? { requestsPerSend: startPrior.requestsPerSend, requestsPerSendSd: startPrior.requestsPerSendSd } : null
+  };
 }
 
 /**

@@ -31,7 +31,7 @@ export function createFireLaunch({ config, logger, redis }) {
       // Made before the launch, as pushctl send makes it, and kept with the campaign for its report.
       const madeAt = Date.now();
       const forecast = await forecastLaunch(redis, config.keyPrefix, {
-        devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, startAt: firstSendAt(request, plan, madeAt)
+        devices: plan.devices, rate: plan.rate, maxRate: request.maxRate, kind: request.kind, startAt: firstSendAt(request, plan, madeAt)
       });
       const queue = createSegmentQueue(config, logger);
       try {

@@ -21,5 +21,5 @@ export interface Strategy {
   /** The adaptive controller's estimates at the campaign's end, before an idle reset forgets them (wake-up-memory.js). */
   /** The adaptive strategy's controller estimates now (bench/forecast-accuracy.js forecasts from them). */
   snapshot?(): Record<string, any>;
-  readonly learned?: { requestsPerSend: number, requestsPerSendSd: number, medianFactor: number, sigmaFactor: number } | null;
+  readonly learned?: { requestsPerSend: number, requestsPerSendSd: number, medianFactor: number, sigmaFactor: number, baseline?: number, startBaselineRps?: number | null, startPrior?: { requestsPerSend: number, requestsPerSendSd: number } | null, capacity?: number } | null;
 }

@@ -74,8 +74,30 @@ test('a live governor: the forecast comes from its model, in send --dry-run, sch
     assert.ok(forecast.baselineRps > 250 && forecast.baselineRps < 350, `baseline ${forecast.baselineRps}`);
     assert.ok(forecast.peakLoadRps > forecast.baselineRps && forecast.peakLoadRps <= 1000, `peak ${forecast.peakLoadRps}`);
     assert.ok(forecast.durationLowSeconds <= forecast.durationSeconds && forecast.durationSeconds <= forecast.durationHighSeconds);
+    assert.equal(forecast.calibration, null, 'an empty memory: nothing to calibrate on');
     const text = await dryRun();
     assert.match(text.stdout, /Forecast from the live governor: about .+ peak gateway load about [\d,]+ req\/s .+ against a capacity of 1,000 req\/s/);
+    assert.match(text.stdout, /Not calibrated: the memory holds no finished campaign/);
+
+    // A campaign the memory keeps (as the governor writes it) of 3,000 sends, which the model
+    // replays in one second (all at once, as this dry run's): it took 2 s, then 4 s, and the
+    // forecast, read from Redis, scales the model's by 2, then 4.
+    const memoryKey = redisKeys(prefix).modelMemory;
+    const remembered = (/** @type {number} */ seconds) => JSON.stringify({
+      at: Date.now() - 60_000, kind: null, sends: 3000, requestsPerSend: forecast.requestsPerSend, requestsPerSendSd: forecast.requestsPerSendSd,
+      medianFactor: 1, sigmaFactor: 1, seconds, baselineRps: forecast.baselineRps, capacityRps: 1000,
+      startPrior: { requestsPerSend: forecast.requestsPerSend, requestsPerSendSd: forecast.requestsPerSendSd }
+    });
+    assert.equal(forecast.modelDurationSeconds, 1, 'the model sends 3,000 at once');
+    await redis.lpush(memoryKey, remembered(2));
+    const once = JSON.parse((await dryRun(['--json'])).stdout).forecast;
+    assert.deepEqual([once.calibration, once.modelDurationSeconds, once.durationSeconds], [{ campaigns: 1, ratio: 2, spread: 1 }, 1, 2]);
+    await redis.del(memoryKey);
+    await redis.lpush(memoryKey, remembered(4));
+    const twice = JSON.parse((await dryRun(['--json'])).stdout).forecast;
+    assert.deepEqual([twice.calibration?.ratio, twice.durationSeconds], [4, 4]);
+    assert.match((await dryRun()).stdout, /Calibrated on the last campaign: they took [\d.]+× what the model replays for them/);
+    await redis.del(memoryKey);
 
     const schedule = await pushctl(['schedule', 'add', 'forecast-test', '--cron', '0 20 * * *', '--timezone', 'UTC',
       '--audience', audience.path, '--message', message, '--dry-run', '--json'], env);

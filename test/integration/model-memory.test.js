@@ -38,7 +38,7 @@ test('the governor keeps a finished campaign and gives its controller the prior 
     setGainPrior: (/** @type {import('../../shared/pacing/controller.js').GainPrior | null} */ prior) => { priors.push(prior); },
     // The third tick's update ended a campaign of 200,000 sends that engaged 3x the prior.
     takeFinished: () => (++ticks === 3
-      ? { endedAt, sends: 200_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9 }
+      ? { startedAt: endedAt - 600_000, endedAt, sends: 200_000, baselineRps: 40, capacityRps: 300, priorRequestsPerSend: 2, priorRequestsPerSendSd: 2, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9 }
       : null)
   };
   const lines = /** @type {any[]} */ ([]);
@@ -59,7 +59,7 @@ test('the governor keeps a finished campaign and gives its controller the prior 
   assert.ok(lines.some((l) => l.msg === 'campaign wake-up response remembered' && l.sends === 200_000));
 
   const stored = await memory.entries();
-  assert.deepEqual(stored, [{ at: endedAt, kind: null, sends: 200_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9 }]);
+  assert.deepEqual(stored, [{ at: endedAt, kind: null, sends: 200_000, requestsPerSend: 4.5, requestsPerSendSd: 0.2, medianFactor: 1.2, sigmaFactor: 0.9, seconds: 600, baselineRps: 40, capacityRps: 300, startPrior: { requestsPerSend: 2, requestsPerSendSd: 2 } }]);
   assert.equal(await redis.llen(redisKeys(prefix).modelMemory), 1);
 
   // The report of the campaign it learned from says what was learned; the older one's does not.
@@ -93,8 +93,8 @@ test('the governor keeps a finished campaign and gives its controller the prior 
 test('a campaign too small to learn from is not kept, and an unreadable entry does not cost the others', async () => {
   const memory = createModelMemory(redis, prefix, configured);
   await memory.reset();
-  assert.equal(await memory.remember({ endedAt: Date.now(), sends: 50, requestsPerSend: 9, requestsPerSendSd: 5, medianFactor: 1, sigmaFactor: 1 }), false);
-  assert.equal(await memory.remember({ endedAt: Date.now(), sends: 50_000, requestsPerSend: 2, requestsPerSendSd: 0.3, medianFactor: 1, sigmaFactor: 1 }), true);
+  assert.equal(await memory.remember({ startedAt: Date.now() - 60_000, endedAt: Date.now(), baselineRps: 20, capacityRps: 200, priorRequestsPerSend: 2, priorRequestsPerSendSd: 2, sends: 50, requestsPerSend: 9, requestsPerSendSd: 5, medianFactor: 1, sigmaFactor: 1 }), false);
+  assert.equal(await memory.remember({ startedAt: Date.now() - 60_000, endedAt: Date.now(), baselineRps: 20, capacityRps: 200, priorRequestsPerSend: 2, priorRequestsPerSendSd: 2, sends: 50_000, requestsPerSend: 2, requestsPerSendSd: 0.3, medianFactor: 1, sigmaFactor: 1 }), true);
   await redis.lpush(redisKeys(prefix).modelMemory, '{not json');
   const entries = await memory.entries();
   assert.equal(entries.length, 1);
@@ -105,7 +105,7 @@ test('a campaign that names its kind is remembered under it, and the next campai
   const memory = createModelMemory(redis, prefix, configured);
   await memory.reset();
   // Digests engage a third of the prior (1.5 requests per send); nothing is known of sales.
-  assert.equal(await memory.remember({ endedAt: Date.now() - 3_600_000, sends: 200_000, requestsPerSend: 0.5, requestsPerSendSd: 0.75, medianFactor: 1, sigmaFactor: 1 }, 'digest'), true);
+  assert.equal(await memory.remember({ startedAt: Date.now() - 3_600_000 - 60_000, endedAt: Date.now() - 3_600_000, baselineRps: 20, capacityRps: 200, priorRequestsPerSend: 2, priorRequestsPerSendSd: 2, sends: 200_000, requestsPerSend: 0.5, requestsPerSendSd: 0.75, medianFactor: 1, sigmaFactor: 1 }, 'digest'), true);
   /** @type {string | null | undefined} */
   let runningKind;
   let finishNow = false;
@@ -119,7 +119,7 @@ test('a campaign that names its kind is remembered under it, and the next campai
     takeFinished: () => {
       if (!finishNow) return null;
       finishNow = false;
-      return { endedAt: Date.now(), sends: 100_000, requestsPerSend: 3, requestsPerSendSd: 0.3, medianFactor: 1, sigmaFactor: 1 };
+      return { startedAt: Date.now() - 60_000, endedAt: Date.now(), baselineRps: 20, capacityRps: 200, priorRequestsPerSend: 2, priorRequestsPerSendSd: 2, sends: 100_000, requestsPerSend: 3, requestsPerSendSd: 0.3, medianFactor: 1, sigmaFactor: 1 };
     }
   };
   const bucket = createTokenBucket(redis, { keyPrefix: prefix, sendRate: 1000, sendBurst: 100 });

@@ -100,3 +100,53 @@ test('a running campaign: the wake-ups of its sends so far are in the load ahead
   assert.ok(Math.max(...busy.loadRps) <= 1.05 * m.capacityRps, 'the plan keeps the predicted load at the capacity');
   assert.equal(busy.capacityRps, 1000);
 });
+
+/**
+ * A memory entry for a campaign the size of `sends`, sent in the model's own conditions.
+ * @param {number} seconds  how long it took
+ * @param {Partial<import('../../shared/pacing/wake-up-memory.js').MemoryEntry>} [over]
+ * @returns {import('../../shared/pacing/wake-up-memory.js').MemoryEntry}
+ */
+const entry = (seconds, over = {}) => ({
+  at: Date.UTC(2026, 10, 24, 10), kind: null, sends: 300_000, requestsPerSend: 1.5, requestsPerSendSd: 0.15, medianFactor: 1, sigmaFactor: 1,
+  seconds, baselineRps: 300, capacityRps: 1000, startPrior: { requestsPerSend: 1.5, requestsPerSendSd: 0.15 }, ...over
+});
+
+test('calibration: a past campaign that took k× its replay makes the forecast k× the model\'s, its range too', () => {
+  const plain = forecastCampaign(model(), { devices: 300_000 });
+  assert.equal(plain.calibration, null, 'no memory: not calibrated');
+  assert.equal(plain.durationSeconds, plain.modelDurationSeconds);
+  // A past campaign of the same size in the same conditions replays to the model's own duration.
+  const same = forecastCampaign(model(), { devices: 300_000, earlier: [entry(plain.modelDurationSeconds)] });
+  assert.ok(same.calibration && Math.abs(same.calibration.ratio - 1) < 0.01, JSON.stringify(same.calibration));
+  const slow = forecastCampaign(model(), { devices: 300_000, earlier: [entry(2 * plain.modelDurationSeconds)] });
+  assert.ok(slow.calibration && Math.abs(slow.calibration.ratio - 2) < 0.02, JSON.stringify(slow.calibration));
+  assert.equal(slow.modelDurationSeconds, plain.modelDurationSeconds, 'the model\'s own stays');
+  assert.ok(Math.abs(slow.durationSeconds - 2 * plain.durationSeconds) <= 2, `${slow.durationSeconds} vs 2 × ${plain.durationSeconds}`);
+  assert.ok(slow.durationLowSeconds >= 2 * plain.durationLowSeconds - 2 && slow.durationHighSeconds <= 2 * plain.durationHighSeconds + 2);
+  assert.ok(Math.abs(slow.averageRate - 300_000 / slow.durationSeconds) < 1);
+});
+
+test('calibration: each past campaign is replayed in its own conditions and size, not today\'s', () => {
+  // Half the headroom then (baseline 650 against 1,000): twice as long as today would take, and no slower than its replay.
+  const then = forecastCampaign(model({ baselineRps: 650 }), { devices: 100_000 }).modelDurationSeconds;
+  const f = forecastCampaign(model(), { devices: 300_000, earlier: [entry(then, { sends: 100_000, baselineRps: 650 })] });
+  assert.ok(f.calibration && Math.abs(f.calibration.ratio - 1) < 0.05, JSON.stringify(f.calibration));
+});
+
+test('calibration: the latest campaigns count, older and other kinds less; entries without a duration are skipped; ratios are bounded', () => {
+  const base = forecastCampaign(model(), { devices: 300_000 }).modelDurationSeconds;
+  const day = 86_400_000;
+  const old = entry(4 * base, { at: Date.UTC(2026, 10, 24, 10) - 28 * day });
+  const recent = entry(base);
+  const mixed = forecastCampaign(model(), { devices: 300_000, earlier: [old, recent] });
+  // Four weeks old weighs 1/16: the geometric mean leans to the recent one's 1.
+  assert.ok(mixed.calibration && mixed.calibration.ratio > 1 && mixed.calibration.ratio < 1.2, JSON.stringify(mixed.calibration));
+  assert.ok(mixed.calibration.spread > 1, 'two campaigns that disagree widen the range');
+  const kinds = forecastCampaign(model(), { devices: 300_000, kind: 'digest', earlier: [entry(2 * base, { kind: 'promo' }), entry(base, { kind: 'digest' })] });
+  assert.ok(kinds.calibration && kinds.calibration.ratio > 1.1 && kinds.calibration.ratio < 1.2, `another kind counts a quarter: ${JSON.stringify(kinds.calibration)}`);
+  const legacy = forecastCampaign(model(), { devices: 300_000, earlier: [entry(base, { seconds: null }), entry(base, { baselineRps: null })] });
+  assert.equal(legacy.calibration, null, 'older entries (no duration or conditions) do not calibrate');
+  const held = forecastCampaign(model(), { devices: 300_000, earlier: [entry(100 * base)] });
+  assert.equal(held.calibration?.ratio, 5, 'a campaign held by hand says little about the model: bounded at 5×');
+});

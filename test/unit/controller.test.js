@@ -166,6 +166,7 @@ test('a campaign that ends hands over what it learned, once; the next starts fro
   const w = warmed({ idleResetMs: 120_000 });
   const c = w.controller;
   let now = w.now;
+  const firstInterval = now + 10_000;
   let sent = 0;
   let total = 0;
   /** @type {number[]} */
@@ -184,12 +185,20 @@ test('a campaign that ends hands over what it learned, once; the next starts fro
   assert.ok(Math.abs(c.snapshot().requestsPerSend - learned) < 1e-9, 'a prior set mid-campaign waits for the campaign to end');
   c.update({ now: (now += 10_000), sent, gateway: healthy(400) });
   total += sent;
+  const lastSendAt = now;
   for (let i = 0; i < 14; i++) c.update({ now: (now += 10_000), sent: 0, gateway: null });
   const finished = c.takeFinished();
   assert.ok(finished, 'the idle reset hands the campaign over');
   assert.equal(finished.sends, total);
   assert.ok(Math.abs(finished.requestsPerSend - learned) < 0.5, `${finished.requestsPerSend} against ${learned}`);
   assert.ok(finished.requestsPerSendSd > 0 && finished.medianFactor > 0 && finished.sigmaFactor > 0);
+  // How long it took and in what conditions, for the forecast's calibration: from the interval
+  // its first sends were counted in, at the baseline then (400), from the configured prior.
+  assert.equal(finished.startedAt, firstInterval);
+  assert.equal(finished.endedAt, lastSendAt);
+  assert.ok(Math.abs(finished.baselineRps - 400) < 20, `baseline ${finished.baselineRps}`);
+  assert.ok(finished.capacityRps > 0);
+  assert.deepEqual([finished.priorRequestsPerSend, finished.priorRequestsPerSendSd > 0], [1.5, true]);
   assert.equal(c.takeFinished(), null, 'once');
   assert.ok(Math.abs(c.snapshot().requestsPerSend - 2.8) < 1e-9, `the next campaign's prior: ${c.snapshot().requestsPerSend}`);
   // While idle a new prior applies at once; null is the configured one again.

@@ -68,7 +68,12 @@ test('a campaign that learned nothing leaves no entry', () => {
   const snapshot = { requestsPerSend: 1.4, requestsPerSendSd: 0.1, medianFactor: 1, sigmaFactor: 1 };
   assert.equal(memoryEntryOf(snapshot, { at: 0, sends: 10 }), null, 'too few sends');
   assert.equal(memoryEntryOf({ ...snapshot, requestsPerSend: NaN }, { at: 0, sends: 10_000 }), null);
-  assert.deepEqual(memoryEntryOf(snapshot, { at: 5, kind: 'sale', sends: 10_000 }), { at: 5, kind: 'sale', sends: 10_000, ...snapshot });
+  assert.deepEqual(memoryEntryOf(snapshot, { at: 5, kind: 'sale', sends: 10_000 }),
+    { at: 5, kind: 'sale', sends: 10_000, ...snapshot, seconds: null, baselineRps: null, capacityRps: null, startPrior: null });
+  const prior = { requestsPerSend: 1.5, requestsPerSendSd: 1.5 };
+  assert.deepEqual(memoryEntryOf(snapshot, { at: 5, sends: 10_000, seconds: 600, baselineRps: 40, capacityRps: 300, startPrior: prior }),
+    { at: 5, kind: null, sends: 10_000, ...snapshot, seconds: 600, baselineRps: 40, capacityRps: 300, startPrior: prior }, 'with how long it took and in what conditions');
+  assert.equal(memoryEntryOf(snapshot, { at: 5, sends: 10_000, seconds: NaN })?.seconds, null, 'a duration that is not a number is unknown');
 });
 
 test('simulator, wrong prior (3x more opens than configured): the second campaign starts near the truth, with no more windows over the SLO', () => {
