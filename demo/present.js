@@ -67,7 +67,9 @@ export function summarize(record, finishedAt) {
       seconds: campaignMs === null ? null : round(campaignMs / 1000, 1),
       meanSendRate: campaignMs ? round((delivered * 1000) / campaignMs, 1) : null,
       peakSendRatePerSecond: Math.max(0, ...perSecond),
-      peakGovernorRate: round(Math.max(0, ...record.ticks.filter((t) => t.at >= record.campaignStart && t.at <= (record.campaignEnd ?? Infinity)).map((t) => t.rate)), 1)
+      peakGovernorRate: round(Math.max(0, ...record.ticks.filter((t) => t.at >= record.campaignStart && t.at <= (record.campaignEnd ?? Infinity)).map((t) => t.rate)), 1),
+      // The forecast pushctl send made at launch and kept with the campaign, against what happened.
+      forecast: forecastAgainstActual(campaign.forecast, campaignMs)
     },
     gateway: {
       peakP95Ms: round(slo.peakP95Ms, 1),
@@ -88,6 +90,21 @@ export function summarize(record, finishedAt) {
     fixedRate: record.fixedRate,
     settings: world,
     keyPrefix: record.prefix
+  };
+}
+
+/**
+ * @param {string | undefined} stored  the campaign's `forecast` field (shared/forecast/launch-forecast.js forecastRecord)
+ * @param {number | null} campaignMs
+ */
+function forecastAgainstActual(stored, campaignMs) {
+  if (!stored) return null;
+  const f = JSON.parse(stored);
+  const actual = campaignMs === null ? null : campaignMs / 1000;
+  return {
+    source: f.source, seconds: f.durationSeconds, lowSeconds: f.durationLowSeconds, highSeconds: f.durationHighSeconds,
+    calibration: f.calibration ?? null, actualSeconds: actual === null ? null : round(actual, 1),
+    forecastOverActual: actual ? round(f.durationSeconds / actual, 3) : null
   };
 }
 
@@ -126,6 +143,11 @@ export function verdictLines(s) {
   if (s.campaign.seconds !== null) {
     lines.push(`campaign         ${int.format(exactlyOnce.audience)} devices in ${s.campaign.seconds} s: ${s.campaign.meanSendRate} sends/s on average, ` +
       `${s.campaign.peakSendRatePerSecond} in the busiest second; ${int.format(s.gateway.opens)} opens, ${int.format(s.gateway.requests)} gateway requests`);
+  }
+  const f = s.campaign.forecast;
+  if (f && f.source === 'governor') {
+    lines.push(`forecast         ${f.seconds} s at launch (likely ${f.lowSeconds}-${f.highSeconds} s, ${f.calibration ? `calibrated ×${f.calibration.ratio}` : 'not calibrated: no earlier campaign'})` +
+      (f.forecastOverActual === null ? '' : `: ${f.forecastOverActual}× the actual`));
   }
   return lines;
 }
