@@ -5,6 +5,7 @@ import { renderDemoChart } from './chart.js';
 import { niceCeil } from '../sim/svg.js';
 import { rateAtP95 } from './gateway.js';
 import { windowsOf, sloShare, secondsSeries, responsesPerSecond } from './report.js';
+import { compareForecast } from '../shared/campaign/campaign-report.js';
 
 /** @typedef {import('./run-demo.js').DemoRecord} DemoRecord */
 /** @typedef {import('./stack.js').GovernorTick} GovernorTick */
@@ -100,11 +101,10 @@ export function summarize(record, finishedAt) {
 function forecastAgainstActual(stored, campaignMs) {
   if (!stored) return null;
   const f = JSON.parse(stored);
-  const actual = campaignMs === null ? null : campaignMs / 1000;
+  const [d] = compareForecast(f, { durationSeconds: campaignMs === null ? null : round(campaignMs / 1000, 1) });
   return {
-    source: f.source, seconds: f.durationSeconds, lowSeconds: f.durationLowSeconds, highSeconds: f.durationHighSeconds,
-    calibration: f.calibration ?? null, actualSeconds: actual === null ? null : round(actual, 1),
-    forecastOverActual: actual ? round(f.durationSeconds / actual, 3) : null
+    source: f.source, seconds: d.forecast, lowSeconds: d.low, highSeconds: d.high, calibration: f.calibration ?? null,
+    actualSeconds: d.actual, forecastOverActual: d.ratio, withinRange: d.withinRange
   };
 }
 

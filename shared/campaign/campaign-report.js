@@ -168,7 +168,7 @@ function timelineLines(timeline) {
  * @param {Record<string, unknown>} forecast
  * @param {Record<string, number | null>} actual
  */
-function compareForecast(forecast, actual) {
+export function compareForecast(forecast, actual) {
   const number = (/** @type {string} */ key) => (typeof forecast[key] === 'number' ? /** @type {number} */ (forecast[key]) : null);
   return Object.keys(actual).filter((field) => typeof forecast[field] === 'number').map((field) => {
     const value = /** @type {number} */ (forecast[field]);

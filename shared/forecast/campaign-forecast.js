@@ -27,7 +27,8 @@
 // it says so (calibration null).
 import { resolveControllerOptions } from '../pacing/controller-options.js';
 import { createInspectableController } from '../pacing/controller.js';
-import { binKernel, requestTimeMassPerSecond } from '../pacing/wake-up-model.js';
+import { binKernel } from '../pacing/wake-up-model.js';
+import { shapeMassPerSecond } from '../pacing/bank-members.js';
 
 /**
  * @typedef {object} LiveModel  what the governor believes, as it publishes it each tick
@@ -116,7 +117,10 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
   const baselineRps = baselineAtHour?.rps ?? model.baselineRps;
   const spread = model.requestsPerSend > 0 ? 1 + model.requestsPerSendSd / model.requestsPerSend : 1;
   const past = pastSendsByBin(history, now, o);
-  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past });
+  // The world's wake-up kernel, per metrics window: the likeliest shape, or between campaigns the remembered one.
+  const shape = model.rememberedShape ?? model;
+  const kernel = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), o.metricsWindowMs / 1000);
+  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past });
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
   const high = run(model.requestsPerSend * spread);
@@ -129,7 +133,7 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
     highRps: round(Math.max(loadRps, low.load[k] ?? baselineRps, high.load[k] ?? baselineRps))
   }));
   const finished = expected.finished && high.finished;
-  const calibration = calibrate(o, model, earlier, { now, kind });
+  const calibration = calibrate(o, model, kernel, earlier, { now, kind });
   const factor = calibration?.ratio ?? 1;
   const spreadBy = calibration?.spread ?? 1;
   return {
@@ -187,11 +191,12 @@ export function fixedRateForecast({ devices, rate }) {
  * when the memory holds none with its duration and conditions (older entries, or none yet).
  * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
  * @param {LiveModel} model
+ * @param {ArrayLike<number>} kernel  the world's wake-up kernel (forecastCampaign's)
  * @param {readonly import('../pacing/wake-up-memory.js').MemoryEntry[]} earlier
  * @param {{ now: number, kind: string | null }} context
  * @returns {Calibration | null}
  */
-export function calibrate(o, model, earlier, { now, kind }) {
+function calibrate(o, model, kernel, earlier, { now, kind }) {
   const usable = earlier
     .filter((e) => Number(e.seconds) > 0 && Number(e.capacityRps) > 0 && e.baselineRps !== null && e.baselineRps !== undefined && e.baselineRps >= 0)
     .sort((a, b) => b.at - a.at)
@@ -205,7 +210,7 @@ export function calibrate(o, model, earlier, { now, kind }) {
   for (const e of usable) {
     // Its own conditions and the prior it started from, today's belief about the audience.
     const started = e.startPrior ?? { requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd };
-    const replay = controllerRun(o, { ...model, capacityRps: Number(e.capacityRps) },
+    const replay = controllerRun(o, { ...model, capacityRps: Number(e.capacityRps) }, kernel,
       { devices: e.sends, baselineRps: Number(e.baselineRps), trueGain: model.requestsPerSend, rateCap: o.maxRate, past: [], startPrior: started });
     const ratio = Math.max(tickSeconds, Number(e.seconds)) / Math.max(tickSeconds, replay.seconds);
     const logRatio = Math.log(Math.min(CALIBRATION_BOUNDS[1], Math.max(CALIBRATION_BOUNDS[0], ratio)));
@@ -238,21 +243,16 @@ export function hourBaseline(model, startAt) {
  * latency curve through the capacity estimate (an M/M/1-shaped p95 with the setpoint at it).
  * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
  * @param {LiveModel} model
+ * @param {ArrayLike<number>} kernel  the world's request mass per send, per metrics window
  * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]>,
  *   startPrior?: { requestsPerSend: number, requestsPerSendSd: number } }} run
  *   startPrior: the gain prior the controller starts from (the model's when absent)
  */
-function controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past, startPrior }) {
+function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, startPrior }) {
   const controller = createInspectableController({ ...model.options, capacityRps: model.capacityRps, maxRate: rateCap });
   controller.setGainPrior(startPrior ?? { requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
-  const shape = model.rememberedShape ?? model;
-  const mass = requestTimeMassPerSecond({
-    openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * shape.medianFactor, sigma: o.openDelaySigma * shape.sigmaFactor }],
-    session: { kind: 'uniform', lengthMs: o.sessionMs }
-  }, { tailMass: o.kernelTailMass });
   const binMs = o.metricsWindowMs;
   const binSeconds = binMs / 1000;
-  const kernel = binKernel(mass, binSeconds);
   const setpointMs = o.setpointRatio * o.sloP95Ms;
   const idleMs = 0.25 * setpointMs;
   const mu = model.capacityRps / (1 - idleMs / setpointMs);
@@ -314,11 +314,11 @@ function controllerRun(o, model, { devices, baselineRps, trueGain, rateCap, past
  * @returns {Array<[number, number]>}
  */
 function pastSendsByBin(history, now, o) {
-  const horizonBins = Math.ceil(3_600_000 / o.binMs);
+  const horizonBins = Math.ceil(3_600_000 / o.metricsWindowMs);
   /** @type {Map<number, number>} */
   const bins = new Map();
   for (const { at, sent } of history) {
-    const bin = Math.floor((at - now) / o.binMs);
+    const bin = Math.floor((at - now) / o.metricsWindowMs);
     if (!(sent > 0) || bin >= 0 || bin < -horizonBins) continue;
     bins.set(bin, (bins.get(bin) ?? 0) + sent);
   }

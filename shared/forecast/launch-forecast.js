@@ -43,7 +43,7 @@ export function firstSendAt(request, plan, now) {
  * @param {Forecast} f
  * @param {number} madeAt
  */
-export function forecastRecord(f, madeAt) {
+function forecastRecord(f, madeAt) {
   return {
     source: f.source, madeAt: new Date(madeAt).toISOString(), durationSeconds: f.durationSeconds,
     durationLowSeconds: f.durationLowSeconds, durationHighSeconds: f.durationHighSeconds, averageRate: f.averageRate,

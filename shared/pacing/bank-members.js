@@ -40,16 +40,27 @@ export function priorGain(o) {
 export const pastBinsOf = (o) => Math.ceil((o.metricsLagMs + o.metricsWindowMs) / o.binMs) + 2;
 
 /**
+ * The request mass per second after a send for the configured delay with its median ×
+ * medianFactor and σ × sigmaFactor (a member's shape; the forecast's world has one too).
+ * @param {Readonly<ControllerOptions>} o
+ * @param {number} medianFactor
+ * @param {number} sigmaFactor
+ */
+export function shapeMassPerSecond(o, medianFactor, sigmaFactor) {
+  return requestTimeMassPerSecond({
+    openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * medianFactor, sigma: o.openDelaySigma * sigmaFactor }],
+    session: { kind: 'uniform', lengthMs: o.sessionMs }
+  }, { tailMass: o.kernelTailMass });
+}
+
+/**
  * A log-normal member: the configured delay with its median × medianFactor, σ × sigmaFactor.
  * @param {Readonly<ControllerOptions>} o
  * @param {number} medianFactor
  * @param {number} sigmaFactor
  */
 export function createShapeMember(o, medianFactor, sigmaFactor) {
-  const massPerSecond = requestTimeMassPerSecond({
-    openDelay: [{ share: 1, medianMs: o.openDelayMedianMs * medianFactor, sigma: o.openDelaySigma * sigmaFactor }],
-    session: { kind: 'uniform', lengthMs: o.sessionMs }
-  }, { tailMass: o.kernelTailMass });
+  const massPerSecond = shapeMassPerSecond(o, medianFactor, sigmaFactor);
   const kernel = binKernel(massPerSecond, o.binMs / 1000);
   const ledger = createLoadLedger({ kernel, binMs: o.binMs, pastBins: pastBinsOf(o) });
   const params = createParameterEstimator({
