@@ -3,11 +3,10 @@
 // a free port, never the shared one on 6379.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
 import { startEmulator, startWorker, testEnv, uniquePrefix, waitFor } from '../support/harness.js';
 import { opsPortOf, startProcessType } from '../support/process-type.js';
+import { freePort, startRedisServer } from '../support/local-redis.js';
 
 /** @type {{ child: import('node:child_process').ChildProcess } | null} */
 let redis = null;
@@ -66,25 +65,10 @@ test('/readyz turns not ready when Redis stops and ready again when it is back; 
   assert.equal(web.child.exitCode, null, 'the web process rode out the outage');
 });
 
-/** A port nothing listens on now. */
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {net.AddressInfo} */ (server.address());
-  await new Promise((resolve) => server.close(() => resolve(undefined)));
-  return port;
-}
-
 /** Starts a throwaway redis-server on `port`; resolves once it accepts connections. @param {number} port */
 async function startRedis(port) {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`redis-server exited: ${output}`);
-    return output.includes('Ready to accept connections');
-  }, { timeoutMs: 10_000, intervalMs: 20, what: 'redis-server to start' });
+  const child = await startRedisServer(['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    'redis-server to start');
   return { child };
 }
 

@@ -6,7 +6,6 @@
 // setting reaches every connection: ours and BullMQ's, in pushctl and in a worker.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +14,7 @@ import { createRedis, assertRedisReachable } from '../../shared/redis.js';
 import { createBullmqQueue } from '../../shared/queue/bullmq-queue.js';
 import { createLogger } from '../../shared/logger.js';
 import { REDIS_URL, uniquePrefix, testEnv, pushctl, startEmulator, startWorker, makeAudience, makeMessage, waitFor } from '../support/harness.js';
-import { freePort } from '../support/local-redis-cluster.js';
+import { freePort, selfSignedCert, startRedisServer } from '../support/local-redis.js';
 
 /** @type {string} */
 let dir;
@@ -29,18 +28,11 @@ let sns;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pushpace-tls-'));
   // A self-signed certificate for localhost, as Heroku's is self-signed.
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  const { cert, key } = selfSignedCert(dir);
   const port = await freePort();
-  server = spawn('redis-server', ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1',
-    '--tls-cert-file', join(dir, 'cert.pem'), '--tls-key-file', join(dir, 'key.pem'), '--tls-ca-cert-file', join(dir, 'cert.pem'),
-    '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  server.stdout?.setEncoding('utf8').on('data', (chunk) => { log += chunk; });
-  await waitFor(async () => {
-    if (server.exitCode !== null) throw new Error(`redis-server exited ${server.exitCode}: ${log}`);
-    return log.includes('Ready to accept connections');
-  }, { timeoutMs: 10_000, what: 'the TLS redis-server' });
+  server = await startRedisServer(['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1',
+    '--tls-cert-file', cert, '--tls-key-file', key, '--tls-ca-cert-file', cert,
+    '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir], 'the TLS redis-server');
   tlsUrl = `rediss://127.0.0.1:${port}`;
   sns = await startEmulator();
 });

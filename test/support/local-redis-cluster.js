@@ -3,33 +3,16 @@
 // nodes speak only TLS (clients and the cluster bus) with a self-signed certificate made
 // here, as managed Redis does. stop() kills the servers and removes the directory; it is
 // safe to call after a failed start.
-import { spawn, execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { waitFor } from './harness.js';
+import { freePort, selfSignedCert, startRedisServer } from './local-redis.js';
 
 const run = promisify(execFile);
-
-/**
- * A port nothing listens on now, at most `highest` (a server that needs a number: redis-server's
- * --tls-port 0 turns TLS off; a cluster node's bus takes its port + 10000 as well).
- * @param {{ highest?: number }} [options]
- */
-export async function freePort({ highest = 65_535 } = {}) {
-  while (true) {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1');
-    await once(probe, 'listening');
-    const port = /** @type {import('node:net').AddressInfo} */ (probe.address()).port;
-    probe.close();
-    await once(probe, 'close');
-    if (port <= highest) return port;
-  }
-}
 
 /**
  * Starts the cluster; resolves once CLUSTER INFO says cluster_state:ok on every node.
@@ -60,24 +43,13 @@ export async function startRedisCluster({ primaries = 3, tls = false } = {}) {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    if (tls) {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-        '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', cert], { stdio: 'ignore' });
-    }
+    if (tls) selfSignedCert(dir);
     for (let i = 0; i < primaries; i++) {
       const port = await freePort({ highest: 65_535 - 10_000 });
-      const server = spawn('redis-server', [...listenArgs(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+      servers.push(await startRedisServer([...listenArgs(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
         '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '5000', '--dir', dir,
-        '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-      servers.push(server);
+        '--save', '', '--appendonly', 'no', '--daemonize', 'no'], `redis-server on ${port}`));
       ports.push(port);
-      let log = '';
-      server.stdout?.setEncoding('utf8').on('data', (chunk) => { log += chunk; });
-      server.stderr?.setEncoding('utf8').on('data', (chunk) => { log += chunk; });
-      await waitFor(async () => {
-        if (server.exitCode !== null) throw new Error(`redis-server on ${port} exited ${server.exitCode}: ${log}`);
-        return log.includes('Ready to accept connections');
-      }, { timeoutMs: 10_000, intervalMs: 25, what: `redis-server on ${port}` });
     }
     await run('redis-cli', [...cliArgs, '--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`),
       '--cluster-replicas', '0', '--cluster-yes'], { timeout: 20_000 });
