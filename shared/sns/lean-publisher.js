@@ -27,7 +27,9 @@ const USER_AGENT = 'pushpace-lean-publish';
 
 /**
  * Caches credentials until they are about to expire, then fetches new ones; callers
- * meanwhile share one fetch. Static credentials (no expiration) are fetched once.
+ * meanwhile share one fetch. Static credentials (no expiration) are fetched once. Not
+ * @smithy/core's memoizeIdentityProvider: it fetches again at once when what it just fetched
+ * already expires within the margin, two fetches per publish where this makes one.
  * @param {CredentialProvider} provider
  * @param {() => number} now
  * @returns {CredentialProvider}
