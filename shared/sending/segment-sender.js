@@ -3,9 +3,10 @@
 // records each device's outcome once.
 //
 // Each device is sent at most once per campaign: outcomes already recorded (by an
-// earlier pass over this segment) are skipped, outcomes are written as sends
-// complete, and a pass whose queue lock lapsed is fenced off by a lease checked
-// on every token take. So after a crash only the sends in flight can go out twice.
+// earlier pass over this segment) are skipped, a send holds its slot until its outcome
+// is written (outcome-recorder.js), and a pass whose queue lock lapsed is fenced off by
+// a lease checked on every token take. So after a crash only the sends in flight can go
+// out twice.
 //
 // Deadlines: nothing is published at or after the segment's deadline. The sender
 // checks it before each token take and again just before each publish; when it has
@@ -98,7 +99,7 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
     const pastDeadline = () => deadlineAt !== null && Date.now() + DEADLINE_MARGIN_MS >= deadlineAt;
     /** @param {number} i */
     const expire = (i) => {
-      outcomes.add({ seq: firstSeq + i, ...kept(devices[i]), outcome: 'expired' });
+      void outcomes.add({ seq: firstSeq + i, ...kept(devices[i]), outcome: 'expired' }); // not sent: nothing to resend
       counts.expired++;
     };
 
@@ -116,9 +117,10 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
         const result = await sns.publish({ targetArn: device.endpointArn, message: rendered.message, attributes });
         if (result.kind === 'delivered' || result.kind === 'disabled' || result.kind === 'permanent') {
           const outcome = result.kind === 'permanent' ? 'failed' : result.kind;
-          outcomes.add({ seq: firstSeq + i, ...kept(device), outcome, messageId: result.messageId, reason: result.reason });
           counts[outcome]++;
           if (result.kind === 'delivered') throttle.succeeded();
+          // The slot stays taken until the outcome is in Redis: only sends in flight can go out twice.
+          await outcomes.add({ seq: firstSeq + i, ...kept(device), outcome, messageId: result.messageId, reason: result.reason });
           return;
         }
         if (result.kind === 'throttled') {
@@ -149,7 +151,6 @@ export function createSegmentSender({ store, bucket, sns, logger, config }) {
         sendAttempts: config.sendAttempts,
         deadlineAt: deadlineAt === null ? null : deadlineAt - DEADLINE_MARGIN_MS,
         signal: stopping.signal,
-        eachTurn: outcomes.flushSoon,
         onGiveUp: (_i, reason) => {
           if (++gaveUp === 1) log.warn({ reason, attempts: config.sendAttempts }, 'send attempts used up; the segment will be retried');
         }
