@@ -60,6 +60,7 @@ export const DEFAULTS = Object.freeze({
   PACING_SLO_P95_MS: CONTROLLER_DEFAULTS.sloP95Ms,
   PACING_SETPOINT_RATIO: CONTROLLER_DEFAULTS.setpointRatio,
   PACING_CAPACITY_RPS: CONTROLLER_DEFAULTS.capacityRps,
+  PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
   PACING_OPEN_PROBABILITY: CONTROLLER_DEFAULTS.openProbability,
   PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
   PACING_OPEN_DELAY_MEDIAN_MS: CONTROLLER_DEFAULTS.openDelayMedianMs,
@@ -321,6 +322,9 @@ function pacingConfig(read, gatewayMetrics) {
     // Lower for a gateway whose p95 varies a lot from window to window (few processes).
     setpointRatio: read.number('PACING_SETPOINT_RATIO', { min: 0.1, max: 1 }),
     capacityRps: read.number('PACING_CAPACITY_RPS', { min: 0.01, max: 10_000_000 }),
+    // The same load test's full-CPU throughput over PACING_CAPACITY_RPS: how a latency-only
+    // source's p95 is read as load (and the loss guard's saturation).
+    saturationRatio: read.number('PACING_SATURATION_RATIO', { min: 1, max: 100 }),
     openProbability: read.number('PACING_OPEN_PROBABILITY', { min: 0.0001, max: 1 }),
     requestsPerOpen: read.number('PACING_REQUESTS_PER_OPEN', { min: 0.01, max: 100_000 }),
     openDelayMedianMs: read.integer('PACING_OPEN_DELAY_MEDIAN_MS', { min: 1, max: 86_400_000 }),

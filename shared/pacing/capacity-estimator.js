@@ -38,8 +38,9 @@
  * @param {number} options.riseGain      share of the way to C_obs moved up per window
  * @param {number} options.dropGain      share of the way to C_obs moved down per window (below the SLO; 0.5 above it)
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
+ * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio }) {
   let capacity = capacityRps;
   /** @type {number | null} */
   let base = baseLatencyMs;
@@ -137,14 +138,24 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   }
 
   /**
-   * The total load a latency-only window implies, read off the latency curve the estimator
-   * holds: through the base (ℓ₀, idle) and the capacity at the setpoint (Ĉ, ℓ*),
-   * ℓ(λ) = ℓ₀/(1 − λ/μ) with μ = Ĉ·ℓ* ÷ (ℓ* − ℓ₀), so λ(ℓ) = μ·(1 − ℓ₀/ℓ). At the setpoint
-   * it reads Ĉ exactly, whatever the true curve, so the plan's fixed point stays at the
-   * setpoint latency; away from it the error is absorbed into the baseline estimate. The
-   * base is read as the idle gateway's latency, so loads are counted from the base's load:
-   * below it the curve says nothing (0). The variance propagates a p95 noise of
-   * `latencyNoise`·ℓ through the curve's slope μ·ℓ₀/ℓ². Over `censorMs` (the gateway
+   * The total load a latency-only window implies, read off a latency curve through the base
+   * (ℓ₀, idle) and the capacity at the setpoint (Ĉ, ℓ*). The curve is a queue's: a floor and
+   * a waiting time that grows as ρ/(1 − ρ) (Pollaczek-Khinchine),
+   *
+   *   ℓ(λ) = ℓ₀ + τ·ρ/(1 − ρ),  ρ = λ/μ,   so   λ(ℓ) = μ·x/(τ + x),  x = ℓ − ℓ₀,
+   *
+   * and through (Ĉ, ℓ*): μ = Ĉ·(τ + x*)/x*, x* = ℓ* − ℓ₀. The floor and the waiting time's
+   * scale τ are not the same thing. A probe of a cheap endpoint has a floor of a few ms but
+   * waits behind the users' requests, 23 ms of CPU each on the demo's real gateway; read with
+   * τ = ℓ₀ (the M/M/1 curve ℓ₀/(1 − ρ) this estimator used before), a 30-ms probe meant 87%
+   * of the capacity, the baseline read as 28 requests/s against a true 8, and the campaign
+   * sat at the minimum rate. So τ is at least what the gateway's saturation ratio implies
+   * (Ĉ at the setpoint is 1/saturationRatio of its full-CPU throughput: τ = x*·(s − 1)), and
+   * at least ℓ₀ (a gateway whose floor is its service time, where the M/M/1 curve holds).
+   * At the setpoint it reads Ĉ exactly, whatever the true curve, so the plan's fixed point
+   * stays at the setpoint latency; away from it the error is absorbed into the baseline
+   * estimate. Below the base the curve says nothing (0). The variance propagates a p95 noise
+   * of `latencyNoise`·ℓ through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the gateway
    * saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
    * @param {number} p95Ms
    * @param {number} latencyNoise  relative noise of one window's p95
@@ -153,12 +164,14 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    */
   function loadAtLatency(p95Ms, latencyNoise, censorMs) {
     const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
-    const mu = (capacity * setpointMs) / (setpointMs - l0);
+    const xStar = setpointMs - l0;
+    const tau = Math.max(l0, xStar * (saturationRatio - 1));
+    const mu = (capacity * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;
-    const l = Math.max(l0, Math.min(p95Ms, censorMs));
-    const rps = mu * (1 - l0 / l);
-    const slope = (mu * l0) / (l * l);
-    return { rps, variance: (slope * latencyNoise * l) ** 2 + 1, censored };
+    const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
+    const rps = (mu * x) / (tau + x);
+    const slope = (mu * tau) / (tau + x) ** 2;
+    return { rps, variance: (slope * latencyNoise * (l0 + x)) ** 2 + 1, censored };
   }
 
   return {

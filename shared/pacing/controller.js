@@ -95,7 +95,8 @@ export function createInspectableController(options) {
     dropLimit: o.capacityDropLimit,
     riseGain: o.capacityRiseGain,
     dropGain: o.capacityDropGain,
-    activeShare: o.capacityActiveShare
+    activeShare: o.capacityActiveShare,
+    saturationRatio: o.saturationRatio
   });
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));

@@ -253,11 +253,14 @@ export function createModelBank(o) {
    */
   function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity }) {
     weigh();
+    // Room for the load's own noise in one window, beyond the estimates' uncertainty: the
+    // part the filters do not explain, and the window's counting noise at the capacity.
+    const noiseVariance = o.excessNoiseWeight * excessNoise() + o.windowNoiseWeight * (capacityRps / (o.metricsWindowMs / 1000) + (o.rpsNoise * capacityRps) ** 2);
     let rate = Infinity;
     for (const m of models) {
       if (m.z === null) continue;
       const learned = m.member.estimate();
-      const estimate = o.excessNoiseWeight > 0 ? { ...learned, pBB: learned.pBB + o.excessNoiseWeight * excessNoise() } : learned;
+      const estimate = noiseVariance > 0 ? { ...learned, pBB: learned.pBB + noiseVariance } : learned;
       m.lastMaxUnitLoad = maxUnitLoadOf(estimate, capacityRps, m.z);
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
