@@ -59,7 +59,6 @@ import { InputError } from '../errors.js';
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
  * @property {number} excessNoiseWeight the share of the load noise the filters do not explain (measured from their innovations) that the plan keeps room for, as baseline variance (0: none)
- * @property {number} windowNoiseWeight the share of one metrics window's counting noise at the capacity (Poisson and rpsNoise) the plan keeps room for, as baseline variance (0: none)
  * @property {number} latencyNoise      a window's p95 dispersion, as a share: with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing
@@ -120,7 +119,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   gainDrift: 0.003,
   rpsNoise: 0.02,
   excessNoiseWeight: 0.3,
-  windowNoiseWeight: 0,
   latencyNoise: 0.15,
 
   binMs: 10_000,

@@ -253,9 +253,8 @@ export function createModelBank(o) {
    */
   function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity }) {
     weigh();
-    // Room for the load's own noise in one window, beyond the estimates' uncertainty: the
-    // part the filters do not explain, and the window's counting noise at the capacity.
-    const noiseVariance = o.excessNoiseWeight * excessNoise() + o.windowNoiseWeight * (capacityRps / (o.metricsWindowMs / 1000) + (o.rpsNoise * capacityRps) ** 2);
+    // Room for the load noise the filters do not explain (see excessNoise).
+    const noiseVariance = o.excessNoiseWeight * excessNoise();
     let rate = Infinity;
     for (const m of models) {
       if (m.z === null) continue;
