@@ -579,7 +579,7 @@ test('a decision is sized for how long it will hold, not for the time since the 
 
 test('after a capacity loss the capacity fit forgets its old base point and measures it again', async () => {
   const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
-  const c = createCapacityEstimator({ capacityRps: 1000, setpointMs: 320, sloMs: 400, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9 });
+  const c = createCapacityEstimator({ capacityRps: 1000, setpointMs: 320, sloMs: 400, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2 });
   for (let i = 0; i < 20; i++) c.update({ rps: 400, p95Ms: 150 });
   assert.ok(Math.abs(c.snapshot().baseRps - 400) < 1);
   // A noisy neighbour: over the SLO at 500 requests/s, well under the estimate.
