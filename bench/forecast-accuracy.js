@@ -17,7 +17,7 @@ import { resolveControllerOptions } from '../shared/pacing/controller-options.js
 import { liveModelOf } from '../shared/governor/live-model.js';
 import { forecastCampaign } from '../shared/forecast/campaign-forecast.js';
 import { heldOutSeeds } from './holdout.js';
-import { afterFirstCampaign, quietDay } from '../sim/second-campaign.js';
+import { afterFirstCampaign, quietDay, calmTwin } from '../sim/second-campaign.js';
 
 /** The target: the forecast duration within ±20% of the actual in this share of runs. */
 export const FORECAST_TARGET = Object.freeze({ within: 0.2, share: 0.8 });
@@ -31,11 +31,22 @@ export const FORECAST_COUNT = 10;
  * What its controller learned is the memory (shared/pacing/wake-up-memory.js) the second
  * starts from and the forecast calibrates itself against; the second meets the world as drawn,
  * events and all, which nobody announced to the forecast.
+ *
+ * Where the day has an unannounced event, the same campaign also runs on its calm twin (the
+ * same seed and noise, no unannounced event: sim/second-campaign.js calmTwin). Until the
+ * event the two are the same run, so the forecast at launch is the same number for both; when
+ * their actual durations differ by more than 1.5×, no forecast made at launch can be within
+ * ±20% of both.
  * @param {import('../sim/scenario.js').Scenario} scenario
  */
 export function secondCampaignForecast(scenario) {
   const { prior, informed, entry } = afterFirstCampaign(scenario, { firstIn: quietDay(scenario), keepsCapacity: true });
-  return forecastRun(informed, prior.fromMemory > 0 ? prior.shape : null, entry ? [entry] : []);
+  const shape = prior.fromMemory > 0 ? prior.shape : null;
+  const earlier = entry ? [entry] : [];
+  const run = forecastRun(informed, shape, earlier);
+  if (!run.eventful) return { ...run, calm: null };
+  const calm = forecastRun(calmTwin(informed), shape, earlier);
+  return { ...run, calm: { actualSeconds: calm.actualSeconds, forecastSeconds: calm.forecastSeconds, ratio: calm.ratio } };
 }
 
 /**
@@ -81,20 +92,40 @@ export function forecastRun(scenario, rememberedShape = null, earlier = []) {
   };
 }
 
+/** @param {number} x */
+const pct = (x) => `${(100 * x).toFixed(0)}%`;
+
+/** @param {number | null} ratio  forecast/actual (null: the campaign did not finish) */
+const isWithin = (ratio) => ratio !== null && Math.abs(ratio - 1) <= FORECAST_TARGET.within;
+
 /**
- * @param {ReturnType<typeof forecastRun>[]} runs
+ * @param {Array<ReturnType<typeof forecastRun> & { calm?: { actualSeconds: number | null, forecastSeconds: number, ratio: number | null } | null }>} runs
  */
 export function summariseForecasts(runs) {
   const ratios = runs.map((r) => r.ratio ?? 0).sort((a, b) => a - b);
   const q = (/** @type {number} */ p) => ratios[Math.min(ratios.length - 1, Math.floor(p * ratios.length))];
-  const within = runs.filter((r) => r.ratio !== null && Math.abs(r.ratio - 1) <= FORECAST_TARGET.within).length;
+  const within = runs.filter((r) => isWithin(r.ratio)).length;
+  // The runs with an unannounced event, against their calm twins (see secondCampaignForecast).
+  const paired = runs.flatMap((r) => (r.calm ? [{ actual: r.actualSeconds, calm: r.calm }] : []));
+  /** The event's effect on the actual duration: event / calm (null: exactly one of them did not finish; both: 1). */
+  const effect = (/** @type {typeof paired[number]} */ p) => (p.actual === null || p.calm.actualSeconds === null ? (p.actual === p.calm.actualSeconds ? 1 : null) : p.actual / p.calm.actualSeconds);
+  const limit = (1 + FORECAST_TARGET.within) / (1 - FORECAST_TARGET.within);
   return {
     runs: runs.length,
     within,
     share: runs.length ? within / runs.length : 0,
     inRange: runs.filter((r) => r.inRange).length,
     unfinished: runs.filter((r) => r.actualSeconds === null).length,
-    quantiles: { p10: q(0.1), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9) }
+    quantiles: { p10: q(0.1), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9) },
+    twins: {
+      pairs: paired.length,
+      /** The forecast within ±20% of the calm twin's actual. */
+      calmWithin: paired.filter((p) => isWithin(p.calm.ratio)).length,
+      /** The event moves the actual by more than (1 + w)/(1 − w) = 1.5×: no one number is within ±w of both. */
+      apart: paired.filter((p) => { const e = effect(p); return e === null || e > limit || e < 1 / limit; }).length,
+      /** A forecast exactly right on the calm twin would be within ±20% of the event day's actual. */
+      calmExactWithin: paired.filter((p) => { const e = effect(p); return e !== null && isWithin(1 / e); }).length
+    }
   };
 }
 
@@ -127,7 +158,6 @@ export function benchForecastAccuracy({ count = FORECAST_COUNT, seeds = 'both', 
 
 /** @param {ReturnType<typeof benchForecastAccuracy>} r */
 export function formatForecastSection(r) {
-  const pct = (/** @type {number} */ x) => `${(100 * x).toFixed(0)}%`;
   const row = (/** @type {string} */ name, /** @type {ReturnType<typeof summariseForecasts>} */ s) =>
     `| ${name} | ${s.runs} | ${s.within} (${pct(s.share)}) | ${s.inRange} | ${s.unfinished} | ` +
     `${[s.quantiles.p10, s.quantiles.p25, s.quantiles.p50, s.quantiles.p75, s.quantiles.p90].map((x) => x.toFixed(2)).join(' / ')} |`;
@@ -149,9 +179,31 @@ export function formatForecastSection(r) {
     ...(r.tuning.length ? [row('tuning seed (not the target)', s.tuning)] : []),
     '',
     `Target on the held-out worlds: ${s.heldOut.runs ? (s.heldOut.share >= FORECAST_TARGET.share ? 'met' : `**not met** (${pct(s.heldOut.share)} of ${pct(FORECAST_TARGET.share)})`) : 'not measured'}.`,
+    ...twinLines(r),
     '', '| shipped scenario | actual s | forecast s (low-high) |', '|---|---|---|',
     ...r.shipped.map((x) => `| ${x.name} | ${x.actualSeconds ?? 'not finished'} | ${x.forecastSeconds} (${x.lowSeconds}-${x.highSeconds}) |`)
   ].join('\n');
+}
+
+/**
+ * What the forecast could not know: the runs with an unannounced event against their calm twins.
+ * @param {ReturnType<typeof benchForecastAccuracy>} r
+ */
+function twinLines(r) {
+  const lines = [];
+  for (const [name, runs] of /** @type {const} */ ([['held-out', r.heldOut], ['tuning', r.tuning]])) {
+    const s = summariseForecasts(runs);
+    const t = s.twins;
+    if (!t.pairs) continue;
+    const quiet = runs.length - t.pairs;
+    lines.push('', `Unannounced events, ${name} worlds: ${t.pairs} of ${runs.length} runs have one. On each one's calm twin (the same world, seed and noise, ` +
+      `no unannounced event; the forecast at launch is the same number) the forecast is within ±20% in ${t.calmWithin} of ${t.pairs}. ` +
+      `The event moves the actual duration by more than 1.5× (or only one of the two finished) in ${t.apart} of ${t.pairs}: no forecast made ` +
+      `at launch is within ±20% of both. A forecast exactly right on every calm day would be within ±20% of the event day in ${t.calmExactWithin} ` +
+      `of ${t.pairs}; with every one of the ${quiet} other runs right as well, at most ${quiet + t.calmExactWithin} of ${runs.length} ` +
+      `(${pct((quiet + t.calmExactWithin) / runs.length)}).`);
+  }
+  return lines;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -50,9 +50,19 @@ export function afterFirstCampaign(scenario, { gapMs = 3_600_000, firstIn = scen
  * @returns {import('./scenario.js').Scenario}
  */
 export function quietDay(scenario) {
+  return { ...calmTwin(scenario), seed: (Math.imul(scenario.seed ^ 0x5bd1e995, 2654435761) >>> 1) || 1 };
+}
+
+/**
+ * The same day without its unannounced events: the same seed, so the same noise, and until
+ * the first event the same metrics, sends and decisions. What a forecast made before the
+ * event cannot tell from the world as drawn (bench/forecast-accuracy.js).
+ * @param {import('./scenario.js').Scenario} scenario
+ * @returns {import('./scenario.js').Scenario}
+ */
+export function calmTwin(scenario) {
   return {
     ...scenario,
-    seed: (Math.imul(scenario.seed ^ 0x5bd1e995, 2654435761) >>> 1) || 1,
     gateway: { ...scenario.gateway, capacityChanges: scenario.gateway.capacityChanges.filter((c) => c.announced) },
     baseline: { ...scenario.baseline, spikes: scenario.baseline.spikes.filter((c) => c.announced) }
   };
