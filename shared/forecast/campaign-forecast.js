@@ -120,7 +120,8 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
   // The world's wake-up kernel, per metrics window: the likeliest shape, or between campaigns the remembered one.
   const shape = model.rememberedShape ?? model;
   const kernel = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), o.metricsWindowMs / 1000);
-  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past });
+  const gatewayRps = gatewayCapacity(model, earlier);
+  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, gatewayRps });
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
   const high = run(model.requestsPerSend * spread);
@@ -187,6 +188,23 @@ export function fixedRateForecast({ devices, rate }) {
 }
 
 /**
+ * The capacity of the forecast's gateway: the live estimate, or the one the latest campaign
+ * ended with if that is higher. Between campaigns the gateway carries only its baseline, and
+ * there the estimate can fall on a window's noise (the two-point fit extrapolates far from
+ * light load) but rises only under load near it (capacity-estimator.js), so an idle night
+ * wears it down: in a tuning world 15,200 requests/s after a campaign, 8,430 at the next one's
+ * launch, 15,000 again ten minutes into it. The controller in the replay starts from the live
+ * estimate, as the governor will, and climbs as the load tests it.
+ * @param {LiveModel} model
+ * @param {readonly import('../pacing/wake-up-memory.js').MemoryEntry[]} earlier
+ */
+function gatewayCapacity(model, earlier) {
+  let latest = null;
+  for (const e of earlier) if (Number(e.capacityRps) > 0 && (latest === null || e.at > latest.at)) latest = e;
+  return Math.max(model.capacityRps, Number(latest?.capacityRps ?? 0));
+}
+
+/**
  * How recent campaigns compared with the model's replay of each, in its own conditions; null
  * when the memory holds none with its duration and conditions (older entries, or none yet).
  * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
@@ -245,17 +263,18 @@ export function hourBaseline(model, startAt) {
  * @param {LiveModel} model
  * @param {ArrayLike<number>} kernel  the world's request mass per send, per metrics window
  * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]>,
- *   startPrior?: { requestsPerSend: number, requestsPerSendSd: number } }} run
- *   startPrior: the gain prior the controller starts from (the model's when absent)
+ *   startPrior?: { requestsPerSend: number, requestsPerSendSd: number }, gatewayRps?: number }} run
+ *   startPrior: the gain prior the controller starts from (the model's when absent); gatewayRps: the gateway's
+ *   load at the setpoint, when it is not the controller's estimate (see gatewayCapacity)
  */
-function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, startPrior }) {
+function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, startPrior, gatewayRps = model.capacityRps }) {
   const controller = createInspectableController({ ...model.options, capacityRps: model.capacityRps, maxRate: rateCap });
   controller.setGainPrior(startPrior ?? { requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
   const binMs = o.metricsWindowMs;
   const binSeconds = binMs / 1000;
   const setpointMs = o.setpointRatio * o.sloP95Ms;
   const idleMs = 0.25 * setpointMs;
-  const mu = model.capacityRps / (1 - idleMs / setpointMs);
+  const mu = gatewayRps / (1 - idleMs / setpointMs);
   const lagBins = Math.round(o.metricsLagMs / binMs);
   // The warm-up teaches the controller the baseline, and replays the sends already made.
   const warmupBins = Math.max(6 + lagBins, past.length > 0 ? -past[0][0] : 0);

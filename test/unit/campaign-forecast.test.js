@@ -150,3 +150,17 @@ test('calibration: the latest campaigns count, older and other kinds less; entri
   const held = forecastCampaign(model(), { devices: 300_000, earlier: [entry(100 * base)] });
   assert.equal(held.calibration?.ratio, 5, 'a campaign held by hand says little about the model: bounded at 5×');
 });
+
+test('a capacity estimate worn down between campaigns: the gateway is the one the latest campaign learned under load, the controller starts from the live estimate', () => {
+  // The live estimate after an idle night (600) against the 1,000 the last campaign ended with.
+  const worn = model({ capacityRps: 600 });
+  const alone = forecastCampaign(worn, { devices: 300_000 });
+  const remembered = forecastCampaign(worn, { devices: 300_000, earlier: [entry(null)] });
+  const fresh = forecastCampaign(model(), { devices: 300_000 });
+  assert.ok(remembered.modelDurationSeconds < 0.7 * alone.modelDurationSeconds, `${remembered.modelDurationSeconds} s vs ${alone.modelDurationSeconds} s`);
+  // Slower than a controller that starts at 1,000: it must climb there as the load tests it.
+  assert.ok(remembered.modelDurationSeconds > fresh.modelDurationSeconds, `${remembered.modelDurationSeconds} s vs ${fresh.modelDurationSeconds} s`);
+  // A remembered capacity under the live one changes nothing: the live one is newer.
+  const lower = forecastCampaign(model(), { devices: 300_000, earlier: [entry(null, { capacityRps: 500 })] });
+  assert.equal(lower.modelDurationSeconds, fresh.modelDurationSeconds);
+});
