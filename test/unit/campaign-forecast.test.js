@@ -103,7 +103,7 @@ test('a running campaign: the wake-ups of its sends so far are in the load ahead
 
 /**
  * A memory entry for a campaign the size of `sends`, sent in the model's own conditions.
- * @param {number} seconds  how long it took
+ * @param {number | null} seconds  how long it took (null: an entry from before durations were kept)
  * @param {Partial<import('../../shared/pacing/wake-up-memory.js').MemoryEntry>} [over]
  * @returns {import('../../shared/pacing/wake-up-memory.js').MemoryEntry}
  */
