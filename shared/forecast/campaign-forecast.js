@@ -120,7 +120,8 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
   // The world's wake-up kernel, per metrics window: the likeliest shape, or between campaigns the remembered one.
   const shape = model.rememberedShape ?? model;
   const kernel = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), o.metricsWindowMs / 1000);
-  const gatewayRps = gatewayCapacity(model, earlier);
+  // While a campaign runs, the live estimate is being tested by its load: it stands.
+  const gatewayRps = past.length > 0 || Number(model.remaining) > 0 ? model.capacityRps : gatewayCapacity(model, earlier);
   const run = (/** @type {number} */ trueGain) => controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, gatewayRps });
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
@@ -194,7 +195,8 @@ export function fixedRateForecast({ devices, rate }) {
  * light load) but rises only under load near it (capacity-estimator.js), so an idle night
  * wears it down: in a tuning world 15,200 requests/s after a campaign, 8,430 at the next one's
  * launch, 15,000 again ten minutes into it. The controller in the replay starts from the live
- * estimate, as the governor will, and climbs as the load tests it.
+ * estimate, as the governor will, and climbs as the load tests it. Only between campaigns:
+ * under a running campaign's load the live estimate is the measured one.
  * @param {LiveModel} model
  * @param {readonly import('../pacing/wake-up-memory.js').MemoryEntry[]} earlier
  */

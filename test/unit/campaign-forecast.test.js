@@ -164,3 +164,10 @@ test('a capacity estimate worn down between campaigns: the gateway is the one th
   const lower = forecastCampaign(model(), { devices: 300_000, earlier: [entry(null, { capacityRps: 500 })] });
   assert.equal(lower.modelDurationSeconds, fresh.modelDurationSeconds);
 });
+
+test('while a campaign runs, its live capacity estimate stands against a remembered higher one', () => {
+  const running = model({ capacityRps: 600, remaining: 50_000 });
+  const without = forecastCampaign(running, { devices: 300_000 });
+  const withMemory = forecastCampaign(running, { devices: 300_000, earlier: [entry(null)] });
+  assert.equal(withMemory.modelDurationSeconds, without.modelDurationSeconds);
+});
