@@ -191,17 +191,16 @@ export function formatForecastSection(r) {
  */
 function twinLines(r) {
   const lines = [];
-  for (const [name, runs] of /** @type {const} */ ([['held-out', r.heldOut], ['tuning', r.tuning]])) {
-    const s = summariseForecasts(runs);
+  for (const [name, s] of /** @type {const} */ ([['held-out', r.summary.heldOut], ['tuning', r.summary.tuning]])) {
     const t = s.twins;
     if (!t.pairs) continue;
-    const quiet = runs.length - t.pairs;
-    lines.push('', `Unannounced events, ${name} worlds: ${t.pairs} of ${runs.length} runs have one. On each one's calm twin (the same world, seed and noise, ` +
+    const quiet = s.runs - t.pairs;
+    lines.push('', `Unannounced events, ${name} worlds: ${t.pairs} of ${s.runs} runs have one. On each one's calm twin (the same world, seed and noise, ` +
       `no unannounced event; the forecast at launch is the same number) the forecast is within ±20% in ${t.calmWithin} of ${t.pairs}. ` +
       `The event moves the actual duration by more than 1.5× (or only one of the two finished) in ${t.apart} of ${t.pairs}: no forecast made ` +
       `at launch is within ±20% of both. A forecast exactly right on every calm day would be within ±20% of the event day in ${t.calmExactWithin} ` +
-      `of ${t.pairs}; with every one of the ${quiet} other runs right as well, at most ${quiet + t.calmExactWithin} of ${runs.length} ` +
-      `(${pct((quiet + t.calmExactWithin) / runs.length)}).`);
+      `of ${t.pairs}; with every one of the ${quiet} other runs right as well, at most ${quiet + t.calmExactWithin} of ${s.runs} ` +
+      `(${pct((quiet + t.calmExactWithin) / s.runs)}).`);
   }
   return lines;
 }
