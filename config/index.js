@@ -61,6 +61,7 @@ export const DEFAULTS = Object.freeze({
   PACING_SETPOINT_RATIO: CONTROLLER_DEFAULTS.setpointRatio,
   PACING_CAPACITY_RPS: CONTROLLER_DEFAULTS.capacityRps,
   PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
+  PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
   PACING_OPEN_PROBABILITY: CONTROLLER_DEFAULTS.openProbability,
   PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
   PACING_OPEN_DELAY_MEDIAN_MS: CONTROLLER_DEFAULTS.openDelayMedianMs,
@@ -325,6 +326,9 @@ function pacingConfig(read, gatewayMetrics) {
     // The same load test's full-CPU throughput over PACING_CAPACITY_RPS: how a latency-only
     // source's p95 is read as load (and the loss guard's saturation).
     saturationRatio: read.number('PACING_SATURATION_RATIO', { min: 1, max: 100 }),
+    // The share of metrics windows over the SLO the governor lets pass before it fills less
+    // of its capacity estimate (0: never): the margin a jumpy gateway needs, learnt.
+    missShare: read.number('PACING_MISS_SHARE', { min: 0, max: 0.5 }),
     openProbability: read.number('PACING_OPEN_PROBABILITY', { min: 0.0001, max: 1 }),
     requestsPerOpen: read.number('PACING_REQUESTS_PER_OPEN', { min: 0.01, max: 100_000 }),
     openDelayMedianMs: read.integer('PACING_OPEN_DELAY_MEDIAN_MS', { min: 1, max: 86_400_000 }),

@@ -39,8 +39,9 @@
  * @param {number} options.dropGain      share of the way to C_obs moved down per window (below the SLO; 0.5 above it)
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
  * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
+ * @param {number} options.latencyNoise  the least relative noise of one window's p95; more is measured (see measureNoise)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise }) {
   let capacity = capacityRps;
   /** @type {number | null} */
   let base = baseLatencyMs;
@@ -49,6 +50,9 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let lastObserved = Infinity;
   /** A capacity loss was seen: the next healthy window measures the base point anew. */
   let rebase = false;
+  /** ln p95 of the last window, and the mean square of its change from window to window (prior: latencyNoise). */
+  let lastLogP95 = NaN;
+  let logChangeSq = 2 * latencyNoise ** 2;
 
   /**
    * The rate at which this window's gateway would reach the setpoint.
@@ -79,6 +83,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    */
   function update({ rps, p95Ms }) {
     if (!(p95Ms > 0)) return;
+    measureNoise(p95Ms);
     if (rps === null) {
       learnBase(p95Ms, 0);
       return;
@@ -106,6 +111,31 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
       const target = rps >= activeShare * capacity ? cObs : Math.min(cObs, capacityRps);
       if (target > capacity) capacity = Math.min(capacity * (1 + riseLimit), capacity + riseGain * (target - capacity));
     }
+  }
+
+  /**
+   * How much one window's p95 moves from the next at much the same load, measured: half the
+   * mean square of the change of ln p95 between consecutive windows (an EWMA over about ten
+   * windows), the square of one window's relative noise if the windows' errors are
+   * independent. A load trend between windows counts too, which only errs towards caution.
+   * Why measured: the simulator's windows are stationary quantiles and move by a few percent
+   * (latencyNoise's 15%); a probe of the demo's one-process gateway takes the worst of five
+   * probes, each of which finds the queue empty or waits behind it, and read 4, 47, 108, 233
+   * and 5.6 ms in consecutive windows at much the same load. Read through the curve with 15%
+   * noise, each window counted as a precise measurement of the load: requests per send went
+   * from 0.57 ± 0.60 to 0.37 ± 0.09 in two windows (true 0.9), and the plan flooded the
+   * gateway (bench/RESULTS.md, 2026-11-26).
+   * @param {number} p95Ms
+   */
+  function measureNoise(p95Ms) {
+    const logP95 = Math.log(p95Ms);
+    if (Number.isFinite(lastLogP95)) logChangeSq += NOISE_GAIN * ((logP95 - lastLogP95) ** 2 - logChangeSq);
+    lastLogP95 = logP95;
+  }
+
+  /** One window's relative p95 noise: the measured, never less than latencyNoise. */
+  function windowNoise() {
+    return Math.max(latencyNoise, Math.sqrt(logChangeSq / 2));
   }
 
   /**
@@ -154,15 +184,14 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * at least ℓ₀ (a gateway whose floor is its service time, where the M/M/1 curve holds).
    * At the setpoint it reads Ĉ exactly, whatever the true curve, so the plan's fixed point
    * stays at the setpoint latency; away from it the error is absorbed into the baseline
-   * estimate. Below the base the curve says nothing (0). The variance propagates a p95 noise
-   * of `latencyNoise`·ℓ through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the gateway
-   * saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
+   * estimate. Below the base the curve says nothing (0). The variance propagates one window's
+   * p95 noise (windowNoise()·ℓ) through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the
+   * gateway saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
    * @param {number} p95Ms
-   * @param {number} latencyNoise  relative noise of one window's p95
    * @param {number} censorMs      latency above which the load is only a lower bound
    * @returns {{ rps: number, variance: number, censored: boolean }}
    */
-  function loadAtLatency(p95Ms, latencyNoise, censorMs) {
+  function loadAtLatency(p95Ms, censorMs) {
     const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
     const xStar = setpointMs - l0;
     const tau = Math.max(l0, xStar * (saturationRatio - 1));
@@ -171,15 +200,18 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
     const rps = (mu * x) / (tau + x);
     const slope = (mu * tau) / (tau + x) ** 2;
-    return { rps, variance: (slope * latencyNoise * (l0 + x)) ** 2 + 1, censored };
+    return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
   }
 
   return {
     update,
     loadAtLatency,
     get capacity() { return capacity; },
-    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase }; }
+    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
+
+/** Share of the way the measured p95 noise moves per window: about ten windows' memory. */
+const NOISE_GAIN = 0.1;
 
 /** @typedef {ReturnType<typeof createCapacityEstimator>} CapacityEstimator */

@@ -44,6 +44,9 @@ import { InputError } from '../errors.js';
  * @property {number} capacityDropLimit largest relative drop per metrics window
  * @property {number} capacityRiseGain  share of the way to the observed capacity moved up per window
  * @property {number} capacityDropGain  share of the way moved down per window below the SLO (0.5 above it, 1 above twice it)
+ * @property {number} missShare         target share of metrics windows that start a run over the SLO; more often, the plan fills less of the capacity estimate (0: off)
+ * @property {number} missStep          relative cut of that trim per run of windows over the SLO
+ * @property {number} missFloor         the trim's lowest value
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
  *
  * Robustness against a sudden capacity loss (off by default: lossShare 0)
@@ -108,6 +111,10 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
 
+  missShare: 0.02,
+  missStep: 0.15,
+  missFloor: 0.5,
+
   lossShare: 0,
   saturationRatio: 1.2,
   lossQueueMs: 20_000,
@@ -158,6 +165,9 @@ export function resolveControllerOptions(options = {}) {
   if (o.binMs % 1000 !== 0) throw new InputError(`controller option binMs must be a whole number of seconds, got ${o.binMs}`);
   if (o.reserveShare > 1) throw new InputError(`controller option reserveShare must be ≤ 1 (a share of the steady rate), got ${o.reserveShare}`);
   if (o.coldStartShare > 1) throw new InputError(`controller option coldStartShare must be ≤ 1 (a share of capacityRps), got ${o.coldStartShare}`);
+  if (o.missShare >= 1) throw new InputError(`controller option missShare must be < 1 (a share of the metrics windows), got ${o.missShare}`);
+  if (o.missStep >= 1) throw new InputError(`controller option missStep must be < 1 (a relative cut), got ${o.missStep}`);
+  if (o.missFloor > 1) throw new InputError(`controller option missFloor must be ≤ 1 (a share of the capacity estimate), got ${o.missFloor}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);

@@ -16,6 +16,7 @@ import { resolveControllerOptions } from './controller-options.js';
 import { medianRequestDelayMs } from './wake-up-model.js';
 import { createModelBank } from './model-bank.js';
 import { createCapacityEstimator } from './capacity-estimator.js';
+import { createMissFeedback } from './miss-feedback.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
@@ -96,8 +97,10 @@ export function createInspectableController(options) {
     riseGain: o.capacityRiseGain,
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare,
-    saturationRatio: o.saturationRatio
+    saturationRatio: o.saturationRatio,
+    latencyNoise: o.latencyNoise
   });
+  const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
 
@@ -191,13 +194,14 @@ export function createInspectableController(options) {
       const windowEnd = now - o.metricsLagMs;
       latencyOnly = gateway.rps === null;
       capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms });
+      misses.observe(gateway.p95Ms > o.sloP95Ms);
       // A saturated gateway's request counter shows its throughput, not the demand: the
       // window says the load was at least that much (censored). A latency-only source's
       // load is read off the capacity curve; the source's own request rate (a probe's) is
       // never gateway load.
       const saturated = gateway.p95Ms >= 2 * o.sloP95Ms || gateway.errorRatio > o.maxErrorRatio;
       const load = gateway.rps === null
-        ? capacity.loadAtLatency(gateway.p95Ms, o.latencyNoise, 2 * o.sloP95Ms)
+        ? capacity.loadAtLatency(gateway.p95Ms, 2 * o.sloP95Ms)
         : { rps: gateway.rps, variance: undefined, censored: false };
       bank.observe({
         rps: load.rps,
@@ -228,7 +232,7 @@ export function createInspectableController(options) {
     }
 
     // 3. The plan.
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity, intervalMs: interval, remaining }) : 0;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity * misses.trim, intervalMs: interval, remaining }) : 0;
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.
@@ -275,6 +279,7 @@ export function createInspectableController(options) {
       return {
         ...bank.snapshot(),
         ...capacity.snapshot(),
+        ...misses.snapshot(),
         planned: lastPlan,
         cap,
         holdUntil,
