@@ -62,7 +62,7 @@ import { InputError } from '../errors.js';
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
  * @property {number} excessNoiseWeight the share of the load noise the filters do not explain (measured from their innovations) that the plan keeps room for, as baseline variance (0: none)
- * @property {number} latencyNoise      a window's p95 dispersion, as a share: with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
+ * @property {number} latencyNoise      the least dispersion of a window's p95, as a share (more is measured from the windows): with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing
  * @property {number} binMs             time step of the send history and the plan
