@@ -64,22 +64,9 @@ export function evaluateWorld(family, seed) {
   const started = performance.now();
   const raw = drawScenario(family, seed);
   const scenario = resolveScenario(raw, raw.name);
-  /** @returns {Run} */
-  const run = (/** @type {string} */ strategy) => {
-    let r;
-    try {
-      r = simulate(scenario, strategy);
-    } catch (err) {
-      // A degenerate linear program (rare) must not end a run of hundreds of worlds: the
-      // world is left out of the distribution and counted.
-      if (!(err instanceof RangeError)) throw err;
-      return { completionSeconds: null, sloViolationShare: 0, violatedWindows: 0, evaluatedWindows: 0, gatewayErrors: 0, failed: err.message };
-    }
-    return { completionSeconds: r.completionSeconds, sloViolationShare: r.sloViolationShare, violatedWindows: r.violatedWindows, evaluatedWindows: r.evaluatedWindows, gatewayErrors: r.gatewayErrors };
-  };
-  const adaptive = run('adaptive');
-  const oracle = run('oracle');
-  const informed = run('informed-oracle');
+  const adaptive = runStrategy(scenario, 'adaptive');
+  const oracle = runStrategy(scenario, 'oracle');
+  const informed = runStrategy(scenario, 'informed-oracle');
   const ratio = (/** @type {Run} */ reference) => (adaptive.completionSeconds !== null && reference.completionSeconds ? adaptive.completionSeconds / reference.completionSeconds : null);
   return {
     seed,
@@ -93,6 +80,25 @@ export function evaluateWorld(family, seed) {
     oracleRatio: ratio(oracle),
     runtimeMs: Math.round(performance.now() - started)
   };
+}
+
+/**
+ * One strategy on one world, as the evaluation records it.
+ * @param {import('./scenario.js').Scenario} scenario
+ * @param {string} strategy
+ * @returns {Run}
+ */
+export function runStrategy(scenario, strategy) {
+  let r;
+  try {
+    r = simulate(scenario, strategy);
+  } catch (err) {
+    // A degenerate linear program (rare) must not end a run of hundreds of worlds: the
+    // world is left out of the distribution and counted.
+    if (!(err instanceof RangeError)) throw err;
+    return { completionSeconds: null, sloViolationShare: 0, violatedWindows: 0, evaluatedWindows: 0, gatewayErrors: 0, failed: err.message };
+  }
+  return { completionSeconds: r.completionSeconds, sloViolationShare: r.sloViolationShare, violatedWindows: r.violatedWindows, evaluatedWindows: r.evaluatedWindows, gatewayErrors: r.gatewayErrors };
 }
 
 /**
