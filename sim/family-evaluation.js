@@ -58,15 +58,22 @@ export function evaluateFamily(family, { count, seed, onWorld }) {
 /**
  * @param {string} family
  * @param {number} seed
+ * @param {{ controller?: Record<string, unknown>, oracles?: { oracle: Run, informed: Run } }} [variant]
+ *   controller: options added to the adaptive strategy's (sim/tune.js); oracles: the oracles'
+ *   runs of this world when they are known already (they do not depend on the controller)
  * @returns {WorldRow}
  */
-export function evaluateWorld(family, seed) {
+export function evaluateWorld(family, seed, { controller, oracles } = {}) {
   const started = performance.now();
   const raw = drawScenario(family, seed);
+  if (controller) {
+    const adaptiveStrategy = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
+    adaptiveStrategy.controller = { ...adaptiveStrategy.controller, ...controller };
+  }
   const scenario = resolveScenario(raw, raw.name);
   const adaptive = runStrategy(scenario, 'adaptive');
-  const oracle = runStrategy(scenario, 'oracle');
-  const informed = runStrategy(scenario, 'informed-oracle');
+  const oracle = oracles?.oracle ?? runStrategy(scenario, 'oracle');
+  const informed = oracles?.informed ?? runStrategy(scenario, 'informed-oracle');
   const ratio = (/** @type {Run} */ reference) => (adaptive.completionSeconds !== null && reference.completionSeconds ? adaptive.completionSeconds / reference.completionSeconds : null);
   return {
     seed,
@@ -88,7 +95,7 @@ export function evaluateWorld(family, seed) {
  * @param {string} strategy
  * @returns {Run}
  */
-export function runStrategy(scenario, strategy) {
+function runStrategy(scenario, strategy) {
   let r;
   try {
     r = simulate(scenario, strategy);

@@ -12,9 +12,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { drawScenario, worldSeed, FAMILY_NAMES } from './families.js';
-import { resolveScenario } from './scenario.js';
-import { runStrategy, summarise, checkTargets } from './family-evaluation.js';
+import { worldSeed, FAMILY_NAMES } from './families.js';
+import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
 
 /** Where the oracles' runs and each variant's rows are kept (git ignores bench/out). */
 const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
@@ -34,20 +33,9 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
     const cache = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
     for (let k = 0; k < count; k++) {
       const world = worldSeed(family, seed, k);
-      const raw = drawScenario(family, world);
-      const plain = resolveScenario(raw, raw.name);
-      cache[world] ??= { oracle: runStrategy(plain, 'oracle'), informed: runStrategy(plain, 'informed-oracle') };
-      const adaptiveStrategy = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
-      adaptiveStrategy.controller = { ...adaptiveStrategy.controller, ...options };
-      const scenario = resolveScenario(raw, raw.name);
-      const adaptive = runStrategy(scenario, 'adaptive');
-      const { oracle, informed } = cache[world];
-      const ratio = (/** @type {import('./family-evaluation.js').Run} */ reference) => (adaptive.completionSeconds !== null && reference.completionSeconds ? adaptive.completionSeconds / reference.completionSeconds : null);
-      rows.push({
-        seed: world, description: scenario.description, audience: scenario.audience,
-        eventful: [...scenario.gateway.capacityChanges, ...scenario.baseline.spikes].some((e) => !e.announced),
-        adaptive, oracle, informed, informedRatio: ratio(informed), oracleRatio: ratio(oracle), runtimeMs: 0
-      });
+      const row = evaluateWorld(family, world, { controller: options, oracles: cache[world] });
+      cache[world] ??= { oracle: row.oracle, informed: row.informed };
+      rows.push(row);
     }
     writeFileSync(cacheFile, JSON.stringify(cache));
   }
