@@ -39,8 +39,10 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
     }
     writeFileSync(cacheFile, JSON.stringify(cache));
   }
+  // Named by the options and the families, so that runs side by side on other families keep their own rows.
   const variant = createHash('sha1').update(JSON.stringify(options)).digest('hex').slice(0, 8);
-  writeFileSync(new URL(`rows-${seed}-${variant}.json`, cacheDir), JSON.stringify(rows));
+  const part = families === FAMILY_NAMES ? '' : `-${createHash('sha1').update(families.join(',')).digest('hex').slice(0, 6)}`;
+  writeFileSync(new URL(`rows-${seed}-${variant}${part}.json`, cacheDir), JSON.stringify(rows));
   return { summary: summarise(rows), rows };
 }
 
