@@ -4,7 +4,12 @@
 // and are cached (bench/out/tune/). A variant of 200 worlds then takes minutes instead of a
 // quarter of an hour, which is what comparing a few variants side by side needs.
 //
-//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto]
+//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway]
+//
+// --knows gives the controller what an operator cannot know, world by world, to measure what
+// the gap to the informed oracle is made of: `wake-up` the true open probability, requests
+// per open, open-delay median and spread and session length, with a tight prior; `gateway`
+// the true capacity at the setpoint instead of a load test's (±15%).
 //
 // Prints one JSON line: the hold-out summary (sim/family-evaluation.js) of the variant, and
 // writes its rows beside the cache for a world-by-world comparison. It refuses the held-out
@@ -12,16 +17,25 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { worldSeed, FAMILY_NAMES } from './families.js';
+import { worldSeed, drawScenario, FAMILY_NAMES } from './families.js';
 import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
+import { delayCdf } from './delay-kernel.js';
+import { createGatewayModel } from './gateway-model.js';
+import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
+
+/** What --knows can tell the controller. */
+export const KNOWLEDGE = Object.freeze(['wake-up', 'gateway']);
+/** The prior's uncertainty factor when the wake-up is known: ±10% at the bank's confidence. */
+const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 
 /** Where the oracles' runs and each variant's rows are kept (git ignores bench/out). */
 const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
 
 /**
- * @param {{ seed: number, options?: Record<string, number>, count?: number, families?: readonly string[], cacheDir?: URL }} args
+ * @param {{ seed: number, options?: Record<string, number>, count?: number, families?: readonly string[], knows?: readonly string[], cacheDir?: URL }} args
  */
-export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, cacheDir = CACHE_DIR }) {
+export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], cacheDir = CACHE_DIR }) {
+  for (const k of knows) if (!KNOWLEDGE.includes(k)) throw new RangeError(`--knows ${k}: known are ${KNOWLEDGE.join(', ')}`);
   const heldOut = Object.values(JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8')).heldOut);
   if (heldOut.includes(seed)) throw new RangeError(`seed ${seed} is a held-out seed (sim/held-out-seeds.json): tune on the tuning seeds`);
   mkdirSync(cacheDir, { recursive: true });
@@ -33,35 +47,73 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
     const cache = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
     for (let k = 0; k < count; k++) {
       const world = worldSeed(family, seed, k);
-      const row = evaluateWorld(family, world, { controller: options, oracles: cache[world] });
+      const controller = knows.length > 0 ? { ...knownSettings(drawScenario(family, world), knows, options.setpointRatio), ...options } : options;
+      const row = evaluateWorld(family, world, { controller, oracles: cache[world] });
       cache[world] ??= { oracle: row.oracle, informed: row.informed };
       rows.push(row);
     }
     writeFileSync(cacheFile, JSON.stringify(cache));
   }
   // Named by the options and the families, so that runs side by side on other families keep their own rows.
-  const variant = createHash('sha1').update(JSON.stringify(options)).digest('hex').slice(0, 8);
+  const variant = createHash('sha1').update(JSON.stringify(knows.length > 0 ? { options, knows } : options)).digest('hex').slice(0, 8);
   const part = families === FAMILY_NAMES ? '' : `-${createHash('sha1').update(families.join(',')).digest('hex').slice(0, 6)}`;
   writeFileSync(new URL(`rows-${seed}-${variant}${part}.json`, cacheDir), JSON.stringify(rows));
   return { summary: summarise(rows), rows };
 }
 
+/**
+ * The controller options that tell it the truth about a drawn world.
+ * @param {Record<string, any>} raw  drawScenario's world
+ * @param {readonly string[]} knows  parts of KNOWLEDGE
+ * @param {number} [setpointRatio]   the controller's, when an option sets it
+ */
+export function knownSettings(raw, knows, setpointRatio = CONTROLLER_DEFAULTS.setpointRatio) {
+  /** @type {Record<string, number>} */
+  const known = {};
+  if (knows.includes('wake-up')) {
+    const { openDelay } = raw.wakeUp;
+    const quantile = (/** @type {number} */ q) => delayQuantileSeconds(openDelay, q);
+    Object.assign(known, {
+      openProbability: raw.wakeUp.openProbability,
+      requestsPerOpen: raw.wakeUp.requestsPerOpen,
+      openDelayMedianMs: quantile(0.5) * 1000,
+      // The log-normal with the mixture's median and its 16th-84th percentile spread.
+      openDelaySigma: Math.max(0.1, Math.log(quantile(0.8413) / quantile(0.1587)) / 2),
+      sessionMs: raw.wakeUp.sessionMeanSeconds * 1000,
+      priorUncertainty: KNOWN_PRIOR_UNCERTAINTY
+    });
+  }
+  if (knows.includes('gateway')) known.capacityRps = createGatewayModel(raw.gateway).rateAtP95(1, setpointRatio * raw.slo.p95Ms);
+  return known;
+}
+
+/** The delay, in seconds, by which a share q of the users who open have opened (bisection on the CDF). @param {import('./scenario.js').DelayComponent[]} components @param {number} q */
+function delayQuantileSeconds(components, q) {
+  let lo = 0.01;
+  let hi = 1e6;
+  for (let i = 0; i < 80; i++) {
+    const mid = Math.sqrt(lo * hi);
+    if (delayCdf(components, mid) < q) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' } } });
   const seed = Number(values.seed);
   if (!Number.isInteger(seed)) {
-    console.error('usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b]');
+    console.error('usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows wake-up,gateway]');
     process.exit(2);
   }
   const options = JSON.parse(values.options);
   let summary;
   try {
-    ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES }));
+    ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [] }));
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     console.error(`tune: ${err.message}`);
     process.exit(2);
   }
   const targets = Object.fromEntries(checkTargets(summary).map((t) => [t.name, t.value === null ? null : Number(t.value.toFixed(3))]));
-  console.log(JSON.stringify({ seed, options, ...targets, notFinished: summary.notFinished, oracleFailures: summary.oracleFailures }));
+  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...targets, notFinished: summary.notFinished, oracleFailures: summary.oracleFailures }));
 }

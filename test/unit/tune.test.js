@@ -4,8 +4,10 @@ import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tune } from '../../sim/tune.js';
+import { tune, knownSettings } from '../../sim/tune.js';
 import { evaluateFamily } from '../../sim/family-evaluation.js';
+import { drawScenario, worldSeed } from '../../sim/families.js';
+import { createGatewayModel } from '../../sim/gateway-model.js';
 
 test('tuning runs refuse the held-out seeds', () => {
   assert.throws(() => tune({ seed: 104829, count: 1, families: ['small'] }), /held-out seed/);
@@ -28,4 +30,24 @@ test('a tuning run with no extra options gives the evaluation\'s own results, an
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('--knows tells the controller the drawn world\'s wake-up and gateway', () => {
+  let k = 0;
+  let raw = drawScenario('lognormal', worldSeed('lognormal', 12, k));
+  while (raw.wakeUp.openDelay.length > 1) raw = drawScenario('lognormal', worldSeed('lognormal', 12, ++k));
+  const [delay] = raw.wakeUp.openDelay;
+  const known = knownSettings(raw, ['wake-up', 'gateway']);
+  assert.equal(known.openProbability, raw.wakeUp.openProbability);
+  assert.equal(known.requestsPerOpen, raw.wakeUp.requestsPerOpen);
+  // One log-normal component: its own median and σ come back from the CDF's quantiles.
+  assert.ok(Math.abs(known.openDelayMedianMs / (delay.medianSeconds * 1000) - 1) < 1e-3, `median ${known.openDelayMedianMs}`);
+  assert.ok(Math.abs(known.openDelaySigma / delay.sigma - 1) < 1e-2, `sigma ${known.openDelaySigma} vs ${delay.sigma}`);
+  const trueCapacity = createGatewayModel(raw.gateway).rateAtP95(1, 0.8 * raw.slo.p95Ms);
+  assert.equal(known.capacityRps, trueCapacity);
+  // The operator's figure is a load test's, off by its error; the known one is not.
+  assert.notEqual(raw.strategies.adaptive.controller.capacityRps, Math.round(trueCapacity * 10) / 10);
+  assert.deepEqual(Object.keys(knownSettings(raw, ['gateway'])), ['capacityRps']);
+  assert.equal(knownSettings(raw, ['gateway'], 1).capacityRps, createGatewayModel(raw.gateway).rateAtP95(1, raw.slo.p95Ms));
+  assert.throws(() => tune({ seed: 12, count: 1, families: ['small'], knows: ['future'] }), /--knows future/);
 });
