@@ -64,6 +64,22 @@ function componentCdf(c, t) {
 }
 
 /**
+ * The delay, in seconds, by which a share q of the users who open have opened (bisection on
+ * the CDF, between 10 ms and 1e6 s).
+ * @param {import('./scenario.js').DelayComponent[]} components
+ * @param {number} q
+ */
+export function delayQuantileSeconds(components, q) {
+  let lo = 0.01;
+  let hi = 1e6;
+  for (let i = 0; i < 80; i++) {
+    const mid = Math.sqrt(lo * hi);
+    if (delayCdf(components, mid) < q) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * @param {import('./scenario.js').DelayComponent[]} components
  * @param {number} sessionMeanMs
  * @param {number | null} maxDelaySeconds

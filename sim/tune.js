@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { worldSeed, drawScenario, FAMILY_NAMES } from './families.js';
 import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
-import { delayCdf } from './delay-kernel.js';
+import { delayQuantileSeconds } from './delay-kernel.js';
 import { createGatewayModel } from './gateway-model.js';
 import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
 
@@ -85,17 +85,6 @@ export function knownSettings(raw, knows, setpointRatio = CONTROLLER_DEFAULTS.se
   }
   if (knows.includes('gateway')) known.capacityRps = createGatewayModel(raw.gateway).rateAtP95(1, setpointRatio * raw.slo.p95Ms);
   return known;
-}
-
-/** The delay, in seconds, by which a share q of the users who open have opened (bisection on the CDF). @param {import('./scenario.js').DelayComponent[]} components @param {number} q */
-function delayQuantileSeconds(components, q) {
-  let lo = 0.01;
-  let hi = 1e6;
-  for (let i = 0; i < 80; i++) {
-    const mid = Math.sqrt(lo * hi);
-    if (delayCdf(components, mid) < q) lo = mid; else hi = mid;
-  }
-  return lo;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
