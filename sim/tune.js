@@ -25,6 +25,8 @@ import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
 
 /** What --knows can tell the controller. */
 export const KNOWLEDGE = Object.freeze(['wake-up', 'gateway']);
+/** The setpoint ratio at which sim/families.js takes the operator's load test. */
+const OPERATOR_SETPOINT = 0.8;
 /** The prior's uncertainty factor when the wake-up is known: ±10% at the bank's confidence. */
 const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 
@@ -47,7 +49,8 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
     const cache = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
     for (let k = 0; k < count; k++) {
       const world = worldSeed(family, seed, k);
-      const controller = knows.length > 0 ? { ...knownSettings(drawScenario(family, world), knows, options.setpointRatio), ...options } : options;
+      const raw = drawScenario(family, world);
+      const controller = { ...loadTestAt(raw, options.setpointRatio), ...knownSettings(raw, knows, options.setpointRatio), ...options };
       const row = evaluateWorld(family, world, { controller, oracles: cache[world] });
       cache[world] ??= { oracle: row.oracle, informed: row.informed };
       rows.push(row);
@@ -59,6 +62,21 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
   const part = families === FAMILY_NAMES ? '' : `-${createHash('sha1').update(families.join(',')).digest('hex').slice(0, 6)}`;
   writeFileSync(new URL(`rows-${seed}-${variant}${part}.json`, cacheDir), JSON.stringify(rows));
   return { summary: summarise(rows), rows };
+}
+
+/**
+ * The operator's load test, taken at the controller's setpoint: a variant that moves the
+ * setpoint gets the capacity there, with the same drawn error as the world's own load test
+ * (sim/families.js takes it at the default setpoint, 0.8 × the SLO).
+ * @param {Record<string, any>} raw  drawScenario's world
+ * @param {number} [setpointRatio]
+ * @returns {Record<string, number>}
+ */
+export function loadTestAt(raw, setpointRatio) {
+  if (setpointRatio === undefined || setpointRatio === OPERATOR_SETPOINT) return {};
+  const model = createGatewayModel(raw.gateway);
+  const ratio = model.rateAtP95(1, setpointRatio * raw.slo.p95Ms) / model.rateAtP95(1, OPERATOR_SETPOINT * raw.slo.p95Ms);
+  return { capacityRps: raw.strategies.adaptive.controller.capacityRps * ratio };
 }
 
 /**

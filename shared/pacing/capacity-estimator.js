@@ -39,9 +39,11 @@
  * @param {number} options.dropGain      share of the way to C_obs moved down per window (below the SLO; 0.5 above it)
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
  * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
+ * @param {boolean} [options.dropNeedsLoad]  under the setpoint, only a window loaded near the estimate lowers it (as it does to raise it)
+ * @param {number} [options.setpointHeadroom]  aim at least this share of the way from the base p95 to the SLO (0: the setpoint)
  * @param {number} options.latencyNoise  the least relative noise of one window's p95; more is measured (see measureNoise)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, setpointHeadroom = 0, dropNeedsLoad = false }) {
   let capacity = capacityRps;
   /** @type {number | null} */
   let base = baseLatencyMs;
@@ -71,17 +73,25 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
       mu = rps / (1 - baseMs / p95Ms);
       idleMs = baseMs;
     }
-    if (setpointMs <= idleMs) return rps * setpointMs / p95Ms;
-    return mu * (1 - idleMs / setpointMs);
+    const aimMs = targetMs();
+    if (aimMs <= idleMs) return rps * aimMs / p95Ms;
+    return mu * (1 - idleMs / aimMs);
+  }
+
+  /** The p95 the estimate aims at: the setpoint, or with setpointHeadroom that share of the way from the base to the SLO, if higher. */
+  function targetMs() {
+    return base === null || setpointHeadroom === 0 ? setpointMs : Math.max(setpointMs, base + setpointHeadroom * (sloMs - base));
   }
 
   /**
    * One metrics window. `rps` null: the source sees latency only (an active probe); the
    * window then moves the base latency but says nothing about the capacity, which needs the
    * load the latency was seen at.
-   * @param {{ rps: number | null, p95Ms: number }} window
+   * `aimRps`: the load the plan aims at, when it keeps a margin under the estimate; a window
+   * loaded near it tests the estimate (default: the estimate itself).
+   * @param {{ rps: number | null, p95Ms: number, aimRps?: number }} window
    */
-  function update({ rps, p95Ms }) {
+  function update({ rps, p95Ms, aimRps = capacity }) {
     if (!(p95Ms > 0)) return;
     measureNoise(p95Ms);
     if (rps === null) {
@@ -93,7 +103,10 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
     lastObserved = cObs;
     const floor = capacity * (1 - dropLimit);
-    if (cObs < capacity) {
+    const loaded = rps >= activeShare * Math.min(capacity, aimRps);
+    if (cObs < capacity && dropNeedsLoad && !loaded && p95Ms < targetMs()) {
+      // A light load under the setpoint: the fit extrapolates, and says little either way.
+    } else if (cObs < capacity) {
       // Between the setpoint and the SLO the evidence is noisy (one window's p95), so move a
       // share of the way; over the SLO, faster; at twice the SLO, all the way at once.
       const gain = p95Ms >= 2 * sloMs ? 1 : p95Ms >= sloMs ? Math.max(dropGain, 0.5) : dropGain;
@@ -108,7 +121,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     } else {
       // Latency says there is more room. Trust it when the gateway is loaded near the
       // estimate; when it is not, only recover towards the prior.
-      const target = rps >= activeShare * capacity ? cObs : Math.min(cObs, capacityRps);
+      const target = loaded ? cObs : Math.min(cObs, capacityRps);
       if (target > capacity) capacity = Math.min(capacity * (1 + riseLimit), capacity + riseGain * (target - capacity));
     }
   }
@@ -192,8 +205,9 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * @returns {{ rps: number, variance: number, censored: boolean }}
    */
   function loadAtLatency(p95Ms, censorMs) {
-    const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
-    const xStar = setpointMs - l0;
+    const aimMs = targetMs();
+    const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * aimMs);
+    const xStar = aimMs - l0;
     const tau = Math.max(l0, xStar * (saturationRatio - 1));
     const mu = (capacity * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;

@@ -54,11 +54,11 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
    * predicted rps) and its variance. The model bank scores its members with these.
    * @param {WindowObservation} observation
    */
-  function predict({ rps, unitLoad: u, dtMs, variance }) {
+  function predict({ rps, unitLoad: u, dtMs, variance, extraVariance = 0 }) {
     const p = drifted(dtMs);
     return {
       innovation: rps - (baseline + gain * u),
-      variance: p.pBB + 2 * u * p.pBa + u * u * p.paa + (variance ?? measurementVariance(rps))
+      variance: p.pBB + 2 * u * p.pBa + u * u * p.paa + (variance ?? measurementVariance(rps)) + extraVariance
     };
   }
 
@@ -72,8 +72,8 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
    * 550, and the plan overloaded the gateway again as soon as it recovered.
    * @param {WindowObservation} observation
    */
-  function update({ rps, unitLoad, dtMs, variance, censored = false }) {
-    const noise = variance ?? measurementVariance(rps);
+  function update({ rps, unitLoad, dtMs, variance, extraVariance = 0, censored = false }) {
+    const noise = (variance ?? measurementVariance(rps)) + extraVariance;
     if (!initialised) {
       baseline = Math.min(maxLoad, Math.max(0, rps - gain * unitLoad));
       pBB = noise + (0.2 * rps) ** 2;
@@ -202,6 +202,7 @@ export function maxUnitLoadOf(e, capacity, z) {
  * @property {number} dtMs       time since the previous window
  * @property {number} [variance] the measurement's variance; default: Poisson counting plus `rpsNoise`
  * @property {boolean} [censored] the load was at least `rps` (a saturated gateway)
+ * @property {number} [extraVariance] load noise beyond the measurement's, added to its variance (the bank's measured excess)
  */
 
 /** @typedef {ReturnType<typeof createParameterEstimator>} ParameterEstimator */

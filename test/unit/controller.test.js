@@ -635,6 +635,60 @@ test('after a capacity loss the capacity fit forgets its old base point and meas
   assert.equal(s.baseLatencyMs, 230);
 });
 
+test('the filters count the load noise they do not explain as measurement noise, and the noise is still measured whole', async () => {
+  const { createParameterEstimator } = await import('../../shared/pacing/parameter-estimator.js');
+  // One window's surprise moves the estimates less when the window is known to be noisier.
+  const step = (/** @type {number} */ extraVariance) => {
+    const p = createParameterEstimator({ requestsPerSend: 1, requestsPerSendSd: 1, baselineDrift: 0.005, gainDrift: 0.003, rpsNoise: 0.02, windowSeconds: 10 });
+    p.update({ rps: 300, unitLoad: 0, dtMs: 10_000 });
+    for (let k = 0; k < 5; k++) p.update({ rps: 300 + 50 * k, unitLoad: 50 * k, dtMs: 10_000 });
+    const before = p.estimate();
+    const predicted = p.predict({ rps: 600, unitLoad: 250, dtMs: 10_000, extraVariance });
+    p.update({ rps: 600, unitLoad: 250, dtMs: 10_000, extraVariance });
+    return { moved: p.estimate().gain - before.gain, variance: predicted.variance };
+  };
+  const plain = step(0);
+  const noisy = step(900);
+  assert.ok(noisy.moved > 0 && noisy.moved < 0.8 * plain.moved, `gain step ${noisy.moved} with 30 rps of extra noise, ${plain.moved} without`);
+  assert.ok(noisy.variance > plain.variance + 900 * 0.5, `predicted variance ${noisy.variance} against ${plain.variance}`);
+
+  // The bank measures the excess against the variance the filters expect without it: counted
+  // by the filters or not, it reads the same noise (else each would hide half of it).
+  const measured = (/** @type {number} */ filterNoiseWeight) => {
+    const random = mulberry32(11);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    const c = createInspectableController({ capacityRps: 1000, filterNoiseWeight });
+    for (let k = 0; k < 80; k++) c.update({ now: k * 10_000, sent: 0, gateway: { rps: 300 * (1 + 0.1 * normal()), p95Ms: 100, p99Ms: 150, errorRatio: 0 } });
+    return /** @type {number} */ (c.snapshot().excessNoiseRps);
+  };
+  const uncounted = measured(0);
+  const counted = measured(1);
+  assert.ok(uncounted > 15, `excess ${uncounted} rps`);
+  assert.ok(Math.abs(counted - uncounted) < 0.15 * uncounted, `excess counted by the filters ${counted} rps, not counted ${uncounted} rps`);
+});
+
+test('under the setpoint, only a window loaded near the estimate lowers it; over it, any window does', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  // A gateway whose p95 is mostly fixed latency: 100 ms at the baseline's 300 requests/s, a
+  // few ms more at 330-350. Read through the two-point fit, each wobble of a few ms says the
+  // capacity is near the load it was seen at; followed down, the estimate ratchets under
+  // the load the plan then allows (the simulator's worlds with 60 ms of downstream latency).
+  const run = (/** @type {boolean} */ dropNeedsLoad) => {
+    const c = createCapacityEstimator({ capacityRps: 500, setpointMs: 120, sloMs: 150, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, dropNeedsLoad });
+    for (let i = 0; i < 10; i++) c.update({ rps: 300, p95Ms: 100 });
+    for (let i = 0; i < 60; i++) c.update({ rps: 330 + (i % 3) * 10, p95Ms: 106 + (i % 3) * 2 });
+    const light = c.capacity;
+    // Over the SLO at a light load: a capacity loss, evidence whatever the load.
+    c.update({ rps: 340, p95Ms: 400 });
+    return { light, over: c.capacity };
+  };
+  const gated = run(true);
+  const ungated = run(false);
+  assert.equal(gated.light, 500);
+  assert.ok(ungated.light < 0.85 * 500, `without the gate: ${ungated.light}`);
+  assert.ok(gated.over < 0.7 * 500, `over the SLO: ${gated.over}`);
+});
+
 test('the plan keeps room for load noise the filters do not explain, measured from their innovations, and only for that', () => {
   /** Windows of a flat 300-rps baseline with `sigma` of noise beyond Poisson, no sends; the last decision and snapshot. */
   const run = (/** @type {number} */ sigma, /** @type {number} */ excessNoiseWeight) => {
