@@ -8,7 +8,6 @@ import { InputError } from '../errors.js';
  * The SLO and the guards
  * @property {number} sloP95Ms          the gateway's p95 latency objective; fixed, never learned
  * @property {number} setpointRatio     the capacity estimate aims the p95 at this share of the SLO (margin for noise)
- * @property {number} setpointHeadroom  the capacity estimate aims at least this share of the way from the base p95 to the SLO (0: the setpoint alone)
  * @property {number} p99LimitMs        p99 above this cuts the rate at once
  * @property {number} maxErrorRatio     an error ratio above this cuts the rate at once
  * @property {number} cutFactor         a cut multiplies the rate by this
@@ -30,7 +29,6 @@ import { InputError } from '../errors.js';
  * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
  * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
  * @property {number} slowOpenerFactor  the bank also holds members whose median is this and its square times the prior's (users who open far later than configured); ≤ 1: none
- * @property {number} slowOpenerSteps   how many slow members, their medians spaced evenly in log from the prior's to its × slowOpenerFactor² (2: × s and × s²)
  * @property {number} shapePriorMedianFactor  a remembered open-delay median, as a factor of openDelayMedianMs (wake-up-memory.js): members near it start likelier
  * @property {number} shapePriorSigmaFactor   and σ, as a factor of openDelaySigma
  * @property {number} shapePriorWeight  how far the bank trusts that remembered shape, 0 (not at all: every member starts equal) to 1 (the memory's share of the prior)
@@ -49,7 +47,6 @@ import { InputError } from '../errors.js';
  * @property {number} missShare         target share of metrics windows that start a run over the SLO; more often, the plan fills less of the capacity estimate (0: off)
  * @property {number} missStep          relative cut of that trim per run of windows over the SLO
  * @property {number} missFloor         the trim's lowest value
- * @property {number} capacityDropNeedsLoad  1: under the setpoint, only a window loaded near the estimate lowers it (0: any window)
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
  *
  * Robustness against a sudden capacity loss (off by default: lossShare 0)
@@ -65,8 +62,7 @@ import { InputError } from '../errors.js';
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
  * @property {number} excessNoiseWeight the share of the load noise the filters do not explain (measured from their innovations) that the plan keeps room for, as baseline variance (0: none)
- * @property {number} filterNoiseWeight the share of the measured excess load noise the filters count as measurement noise (0: none)
- * @property {number} windowNoiseZ      the plan keeps this many deviations of one window's load noise (the likeliest member's innovations) under the capacity (0: none)
+ * @property {number} filterNoiseWeight the share of that excess noise the filters count as measurement noise, so that one noisy window moves no estimate far (0: none)
  * @property {number} latencyNoise      the least dispersion of a window's p95, as a share (more is measured from the windows): with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing
@@ -80,7 +76,6 @@ import { InputError } from '../errors.js';
 export const CONTROLLER_DEFAULTS = Object.freeze({
   sloP95Ms: 400,
   setpointRatio: 0.8,
-  setpointHeadroom: 0,
   p99LimitMs: 1000,
   maxErrorRatio: 0.01,
   cutFactor: 0.5,
@@ -100,7 +95,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   priorUncertainty: 3,
   shapeUncertainty: 0.2,
   slowOpenerFactor: 3,
-  slowOpenerSteps: 2,
   shapePriorMedianFactor: 1,
   shapePriorSigmaFactor: 1,
   shapePriorWeight: 0,
@@ -117,7 +111,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityRiseGain: 0.1,
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
-  capacityDropNeedsLoad: 0,
 
   missShare: 0.02,
   missStep: 0.15,
@@ -134,8 +127,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   gainDrift: 0.003,
   rpsNoise: 0.02,
   excessNoiseWeight: 0.3,
-  windowNoiseZ: 0,
-  filterNoiseWeight: 0,
+  filterNoiseWeight: 1,
   latencyNoise: 0.15,
 
   binMs: 10_000,

@@ -98,9 +98,7 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare,
     saturationRatio: o.saturationRatio,
-    latencyNoise: o.latencyNoise,
-    setpointHeadroom: o.setpointHeadroom,
-    dropNeedsLoad: o.capacityDropNeedsLoad > 0
+    latencyNoise: o.latencyNoise
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
@@ -121,8 +119,6 @@ export function createInspectableController(options) {
   /** @type {{ since: number, from: number } | null} the envelope stale metrics decay: when it started, from which rate */
   let stale = null;
   let lastPlan = 0;
-  /** The load kept free under the capacity for one window's load noise (windowNoiseZ deviations). */
-  let margin = 0;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -197,7 +193,7 @@ export function createInspectableController(options) {
     if (gateway) {
       const windowEnd = now - o.metricsLagMs;
       latencyOnly = gateway.rps === null;
-      capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms, aimRps: capacity.capacity - margin });
+      capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms });
       misses.observe(gateway.p95Ms > o.sloP95Ms);
       // A saturated gateway's request counter shows its throughput, not the demand: the
       // window says the load was at least that much (censored). A latency-only source's
@@ -236,9 +232,7 @@ export function createInspectableController(options) {
     }
 
     // 3. The plan.
-    margin = o.windowNoiseZ * bank.windowNoiseRps;
-    const fill = Math.max(0, capacity.capacity * misses.trim - margin);
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: fill, intervalMs: interval, remaining }) : 0;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity * misses.trim, intervalMs: interval, remaining }) : 0;
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.
@@ -287,7 +281,6 @@ export function createInspectableController(options) {
         ...capacity.snapshot(),
         ...misses.snapshot(),
         planned: lastPlan,
-        marginRps: margin,
         cap,
         holdUntil,
         holdMs,

@@ -68,7 +68,7 @@ export function createModelBank(o) {
   // gains 80 times too low within three minutes, and campaigns sent at 20,000/s into a gateway
   // that took 300). A member at the prior's median × s and × s² keeps that reading possible
   // until its own wake-ups were due (docs/pacing.md, "Slow openers").
-  if (o.slowOpenerFactor > 1) for (let i = 1; i <= o.slowOpenerSteps; i++) shapes.push([o.slowOpenerFactor ** ((2 * i) / o.slowOpenerSteps), 1]);
+  if (o.slowOpenerFactor > 1) shapes.push([o.slowOpenerFactor, 1], [o.slowOpenerFactor ** 2, 1]);
   const shapeMembers = shapes.map(([medianFactor, sigmaFactor]) => createShapeMember(o, medianFactor, sigmaFactor));
   /** The member with the configured prior shape. */
   const nominal = shapeMembers[0];
@@ -148,11 +148,6 @@ export function createModelBank(o) {
     noise.mean += NOISE_SHARE * (innovation - noise.mean);
     noise.square += NOISE_SHARE * (innovation * innovation - noise.square);
     noise.predicted += NOISE_SHARE * (variance - noise.predicted);
-  }
-
-  /** The variance (rps²) of the likeliest member's innovations around their mean. */
-  function windowNoise() {
-    return Math.max(0, noise.square - noise.mean * noise.mean);
   }
 
   /** The excess variance (rps²) of the innovations over the predicted, never below 0. */
@@ -329,8 +324,6 @@ export function createModelBank(o) {
     plan,
     best,
     coldStartLoad,
-    /** One window's load noise (rps): the standard deviation of the likeliest member's innovations. */
-    get windowNoiseRps() { return Math.sqrt(windowNoise()); },
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,
     get initialised() { return nominal.initialised; },
@@ -346,7 +339,6 @@ export function createModelBank(o) {
         plausibleModels: models.filter((m) => m.z !== null).length,
         baselineJumps: jumps,
         excessNoiseRps: Math.sqrt(excessNoise()),
-        windowNoiseRps: Math.sqrt(windowNoise()),
         maxUnitLoad: top.lastMaxUnitLoad,
         uncertaintyRps: loadBoundOf(estimate, top.lastMaxUnitLoad, o.confidence) - loadBoundOf(estimate, top.lastMaxUnitLoad, 0),
         members: models.map((m) => ({
