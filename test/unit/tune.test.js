@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tune, knownSettings } from '../../sim/tune.js';
+import { tune, knownSettings, loadTestAt } from '../../sim/tune.js';
 import { evaluateFamily } from '../../sim/family-evaluation.js';
 import { drawScenario, worldSeed } from '../../sim/families.js';
 import { createGatewayModel } from '../../sim/gateway-model.js';
@@ -50,4 +50,18 @@ test('--knows tells the controller the drawn world\'s wake-up and gateway', () =
   assert.deepEqual(Object.keys(knownSettings(raw, ['gateway'])), ['capacityRps']);
   assert.equal(knownSettings(raw, ['gateway'], 1).capacityRps, createGatewayModel(raw.gateway).rateAtP95(1, raw.slo.p95Ms));
   assert.throws(() => tune({ seed: 12, count: 1, families: ['small'], knows: ['future'] }), /--knows future/);
+});
+
+test('a variant that moves the setpoint gets the operator\'s load test at its own setpoint, with the same error', () => {
+  const raw = drawScenario('lognormal', worldSeed('lognormal', 12, 0));
+  const model = createGatewayModel(raw.gateway);
+  const drawn = raw.strategies.adaptive.controller.capacityRps;
+  assert.deepEqual(loadTestAt(raw, undefined), {});
+  assert.deepEqual(loadTestAt(raw, 0.8), {});
+  const { capacityRps } = loadTestAt(raw, 1);
+  const atSlo = model.rateAtP95(1, raw.slo.p95Ms);
+  const atSetpoint = model.rateAtP95(1, 0.8 * raw.slo.p95Ms);
+  assert.ok(atSlo > atSetpoint);
+  // The drawn error (drawn / the true capacity at 0.8 × the SLO) carries over.
+  assert.ok(Math.abs(capacityRps / atSlo - drawn / atSetpoint) < 1e-9, `${capacityRps} at the SLO, drawn ${drawn}`);
 });
