@@ -50,6 +50,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let lastObserved = Infinity;
   /** A capacity loss was seen: the next healthy window measures the base point anew. */
   let rebase = false;
+  /** The most load the gateway carried with its p95 under the setpoint, since its last window over the SLO. */
+  let demonstrated = 0;
   /** ln p95 of the last window, and the mean square of its change from window to window (prior: latencyNoise). */
   let lastLogP95 = NaN;
   let logChangeSq = 2 * latencyNoise ** 2;
@@ -98,21 +100,27 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     // point on the curve far below the estimate, and the fit extrapolates from it: where most
     // of the p95 is fixed latency (downstream services), it reads a rise of a few ms as a
     // curve that turns up just past the load it was seen at. Followed down, the estimate
-    // ratcheted under the load the plan then allowed, and that load lowered it again
-    // (simulator: 445 → 270 requests/s where the capacity at the SLO was 738; a
-    // 2.6-million-device campaign that never finished). So there it says nothing either way.
-    // Where the p95 jumps between windows (measured noise above latencyNoise: a one-process
-    // gateway's slow spells), such a window can show a slow spell, which is evidence at any
-    // load: without it, a jumpy test gateway put 2.1% of its windows over the SLO, not 1.4%.
-    // Over the setpoint any window is evidence: a noisy neighbour shows at whatever load.
+    // ratcheted under loads the gateway had carried within the setpoint, the plan then allowed
+    // less, and that load lowered it again (simulator: 445 → 270 requests/s where the capacity
+    // at the SLO was 738; a 2.6-million-device campaign that never finished). So such a window
+    // lowers it no further than the most load the gateway has carried under the setpoint since
+    // its last window over the SLO: an untested prior can still come down (not at all, it
+    // burst into 81 windows over in a flat-curve world). Where the p95 jumps between windows
+    // (measured noise above latencyNoise: a one-process gateway's slow spells), such a window
+    // can show a slow spell, which is evidence at any load (with the floor there too, a jumpy
+    // test gateway put 2.0% of its windows over the SLO, not 1.4%). Over the setpoint any window
+    // is evidence: a noisy neighbour shows at whatever load.
     const loaded = rps >= activeShare * capacity;
+    if (p95Ms >= sloMs) demonstrated = 0;
+    else if (p95Ms < setpointMs) demonstrated = Math.max(demonstrated, rps);
     if (cObs < capacity) {
-      if (!loaded && p95Ms < setpointMs && measuredNoise() <= latencyNoise) return;
+      const extrapolated = !loaded && p95Ms < setpointMs && measuredNoise() <= latencyNoise;
+      if (extrapolated && capacity <= demonstrated) return;
       // Between the setpoint and the SLO the evidence is noisy (one window's p95), so move a
       // share of the way; over the SLO, faster; at twice the SLO, all the way at once.
       const gain = p95Ms >= 2 * sloMs ? 1 : p95Ms >= sloMs ? Math.max(dropGain, 0.5) : dropGain;
       const before = capacity;
-      capacity = Math.max(floor, capacity + gain * (cObs - capacity));
+      capacity = Math.max(floor, capacity + gain * (cObs - capacity), extrapolated ? demonstrated : 0);
       // A window over the SLO at a load well under the estimate: the gateway lost capacity
       // (a noisy neighbour). The base point was measured on the old curve, and kept, it makes
       // the two-point fit read the recovery as no capacity at all (an independent model's
