@@ -22,6 +22,8 @@ const DURATION_RANGE = /** @type {const} */ ([600, 7200]);
 const BASELINE_HEADROOM = 0.85;
 /** The smallest gateway drawn, in requests/s at full CPU. */
 const MIN_CAPACITY_RPS = 200;
+/** The setpoint, as a share of the SLO, at which the operator's load test measures capacityRps (the controller's default). */
+export const OPERATOR_SETPOINT_RATIO = 0.8;
 /** The load test's error on capacityRps: log-normal, σ 0.15 (about ±15%). */
 const LOAD_TEST_SIGMA = 0.15;
 
@@ -232,7 +234,7 @@ export function drawScenario(family, seed) {
  * @param {Random} random
  */
 function operatorSettings(model, sloP95Ms, random) {
-  const measured = model.rateAtP95(1, 0.8 * sloP95Ms) * Math.exp(LOAD_TEST_SIGMA * random.normal());
+  const measured = model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * sloP95Ms) * Math.exp(LOAD_TEST_SIGMA * random.normal());
   return { capacityRps: round(Math.max(1, measured), 1) };
 }
 

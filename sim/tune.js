@@ -17,7 +17,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { worldSeed, drawScenario, FAMILY_NAMES } from './families.js';
+import { worldSeed, drawScenario, FAMILY_NAMES, OPERATOR_SETPOINT_RATIO } from './families.js';
 import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
 import { delayQuantileSeconds } from './delay-kernel.js';
 import { createGatewayModel } from './gateway-model.js';
@@ -25,8 +25,6 @@ import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
 
 /** What --knows can tell the controller. */
 export const KNOWLEDGE = Object.freeze(['wake-up', 'gateway']);
-/** The setpoint ratio at which sim/families.js takes the operator's load test. */
-const OPERATOR_SETPOINT = 0.8;
 /** The prior's uncertainty factor when the wake-up is known: ±10% at the bank's confidence. */
 const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 
@@ -73,9 +71,9 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
  * @returns {Record<string, number>}
  */
 export function loadTestAt(raw, setpointRatio) {
-  if (setpointRatio === undefined || setpointRatio === OPERATOR_SETPOINT) return {};
+  if (setpointRatio === undefined || setpointRatio === OPERATOR_SETPOINT_RATIO) return {};
   const model = createGatewayModel(raw.gateway);
-  const ratio = model.rateAtP95(1, setpointRatio * raw.slo.p95Ms) / model.rateAtP95(1, OPERATOR_SETPOINT * raw.slo.p95Ms);
+  const ratio = model.rateAtP95(1, setpointRatio * raw.slo.p95Ms) / model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * raw.slo.p95Ms);
   return { capacityRps: raw.strategies.adaptive.controller.capacityRps * ratio };
 }
 
