@@ -61,6 +61,7 @@ export const DEFAULTS = Object.freeze({
   PACING_SETPOINT_RATIO: CONTROLLER_DEFAULTS.setpointRatio,
   PACING_CAPACITY_RPS: CONTROLLER_DEFAULTS.capacityRps,
   PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
+  PACING_SLO_CAPACITY_RATIO: CONTROLLER_DEFAULTS.sloCapacityRatio,
   PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
   PACING_OPEN_PROBABILITY: CONTROLLER_DEFAULTS.openProbability,
   PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
@@ -326,6 +327,9 @@ function pacingConfig(read, gatewayMetrics) {
     // The same load test's full-CPU throughput over PACING_CAPACITY_RPS: how a latency-only
     // source's p95 is read as load (and the loss guard's saturation).
     saturationRatio: read.number('PACING_SATURATION_RATIO', { min: 1, max: 100 }),
+    // The same load test's rate at the SLO p95 over PACING_CAPACITY_RPS (1: not known): a
+    // campaign whose whole wake-up load fits under the capacity at the SLO goes out at once.
+    sloCapacityRatio: read.number('PACING_SLO_CAPACITY_RATIO', { min: 1, max: 100 }),
     // The share of metrics windows over the SLO the governor lets pass before it fills less
     // of its capacity estimate (0: never): the margin a jumpy gateway needs, learnt.
     missShare: read.number('PACING_MISS_SHARE', { min: 0, max: 0.5 }),

@@ -227,15 +227,20 @@ export function drawScenario(family, seed) {
  * What an operator would configure beyond the SLO, the metrics timing and the SNS limit
  * (which the adaptive strategy takes from the scenario): capacityRps from a load test, the
  * true total rate at the controller's setpoint p95 (0.8 × the SLO) with a log-normal error
- * of about ±15%. Everything else, the wake-up priors included, stays at the controller's
- * defaults: an operator does not know the open rate or the delay of a campaign not yet sent.
+ * of about ±15%, and sloCapacityRatio from the same test, the rate at the SLO p95 over it
+ * (the error is the test's, in both rates alike: the ratio is the true one). Everything
+ * else, the wake-up priors included, stays at the controller's defaults: an operator does
+ * not know the open rate or the delay of a campaign not yet sent.
  * @param {import('./gateway-model.js').GatewayModel} model
  * @param {number} sloP95Ms
  * @param {Random} random
  */
 function operatorSettings(model, sloP95Ms, random) {
-  const measured = model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * sloP95Ms) * Math.exp(LOAD_TEST_SIGMA * random.normal());
-  return { capacityRps: round(Math.max(1, measured), 1) };
+  const atSetpoint = model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * sloP95Ms);
+  const measured = atSetpoint * Math.exp(LOAD_TEST_SIGMA * random.normal());
+  // Rounded down: an operator who rounds up lets the whole-campaign burst past the SLO.
+  const sloCapacityRatio = Math.max(1, Math.floor((100 * model.rateAtP95(1, sloP95Ms)) / atSetpoint) / 100);
+  return { capacityRps: round(Math.max(1, measured), 1), sloCapacityRatio };
 }
 
 /**

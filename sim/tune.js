@@ -65,7 +65,8 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
 /**
  * The operator's load test, taken at the controller's setpoint: a variant that moves the
  * setpoint gets the capacity there, with the same drawn error as the world's own load test
- * (sim/families.js takes it at the default setpoint, 0.8 × the SLO).
+ * (sim/families.js takes it at the default setpoint, 0.8 × the SLO), and the capacity at the
+ * SLO over it.
  * @param {Record<string, any>} raw  drawScenario's world
  * @param {number} [setpointRatio]
  * @returns {Record<string, number>}
@@ -74,7 +75,8 @@ export function loadTestAt(raw, setpointRatio) {
   if (setpointRatio === undefined || setpointRatio === OPERATOR_SETPOINT_RATIO) return {};
   const model = createGatewayModel(raw.gateway);
   const ratio = model.rateAtP95(1, setpointRatio * raw.slo.p95Ms) / model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * raw.slo.p95Ms);
-  return { capacityRps: raw.strategies.adaptive.controller.capacityRps * ratio };
+  const { capacityRps, sloCapacityRatio } = raw.strategies.adaptive.controller;
+  return { capacityRps: capacityRps * ratio, sloCapacityRatio: Math.max(1, sloCapacityRatio / ratio) };
 }
 
 /**

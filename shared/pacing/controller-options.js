@@ -48,6 +48,7 @@ import { InputError } from '../errors.js';
  * @property {number} missStep          relative cut of that trim per run of windows over the SLO
  * @property {number} missFloor         the trim's lowest value
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
+ * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once
  *
  * Robustness against a sudden capacity loss (off by default: lossShare 0)
  * @property {number} lossShare         plan so that losing this share of the gateway's capacity at any moment queues no request longer than lossQueueMs (0: off)
@@ -111,6 +112,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityRiseGain: 0.1,
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
+  sloCapacityRatio: 1,
 
   missShare: 0.02,
   missStep: 0.15,
@@ -171,6 +173,7 @@ export function resolveControllerOptions(options = {}) {
   if (o.missStep >= 1) throw new InputError(`controller option missStep must be < 1 (a relative cut), got ${o.missStep}`);
   if (o.missFloor > 1) throw new InputError(`controller option missFloor must be ≤ 1 (a share of the capacity estimate), got ${o.missFloor}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
+  if (o.sloCapacityRatio < 1) throw new InputError(`controller option sloCapacityRatio must be ≥ 1 (the capacity at the SLO over the capacity at the setpoint), got ${o.sloCapacityRatio}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);

@@ -37,10 +37,12 @@ import { createMissFeedback } from './miss-feedback.js';
  */
 
 /**
- * @typedef {'plan' | 'plan-latency-only' | 'cold-start' | 'max-rate' | 'min-rate' | 'error-cut' | 'latency-cut' | 'cut-hold' | 'stale'} RateReason
+ * @typedef {'plan' | 'plan-latency-only' | 'cold-start' | 'whole-campaign' | 'max-rate' | 'min-rate' | 'error-cut' | 'latency-cut' | 'cut-hold' | 'stale'} RateReason
  *   plan: the model's rate; plan-latency-only: the same, with the load read off the latency
  *   curve (the source has no request rate); cold-start: no metrics yet, but the campaign's
- *   whole wake-up load fits well inside the prior capacity; max-rate/min-rate: a bound;
+ *   whole wake-up load fits well inside the prior capacity; whole-campaign: a campaign not
+ *   yet started whose whole wake-up load the plan fits under the capacity at the SLO
+ *   (sloCapacityRatio); max-rate/min-rate: a bound;
  *   error-cut/latency-cut: a guard cut now; cut-hold: capped by an earlier cut; stale:
  *   metrics missing, decaying to safeRate
  */
@@ -232,12 +234,22 @@ export function createInspectableController(options) {
     }
 
     // 3. The plan.
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps: capacity.capacity * misses.trim, intervalMs: interval, remaining }) : 0;
+    const capacityRps = capacity.capacity * misses.trim;
+    // A campaign not yet started whose whole wake-up load, planned at each member's caution,
+    // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
+    // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
+    // Asked first: the bank's snapshot keeps the plan at the setpoint.
+    const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
+      bank.plan({ nowMs: now, capacityRps, aimRps: o.sloCapacityRatio * capacityRps, intervalMs: interval, remaining }) * (interval / 1000) >= remaining;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, intervalMs: interval, remaining }) : 0;
+    const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.
     /** @type {RateDecision} */
-    let decision = { rate: planned, reason: latencyOnly ? 'plan-latency-only' : 'plan' };
+    let decision = whole
+      ? { rate: Math.max(planned, remaining / (interval / 1000)), reason: 'whole-campaign' }
+      : { rate: planned, reason: latencyOnly ? 'plan-latency-only' : 'plan' };
     if (cap < decision.rate || cutNow) decision = { rate: Math.min(cap, decision.rate), reason: cutNow ?? 'cut-hold' };
     const isStale = lastGatewayAt === null || now - lastGatewayAt > o.staleAfterMs;
     if (isStale) {

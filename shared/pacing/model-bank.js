@@ -250,10 +250,11 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number }} input
-   *   remaining: devices still to send, Infinity when unknown
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number }} input
+   *   remaining: devices still to send, Infinity when unknown; aimRps: the load the plan may
+   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO)
    */
-  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps }) {
     weigh();
     // Room for the load noise the filters do not explain (see excessNoise).
     const noiseVariance = o.excessNoiseWeight * excessNoise();
@@ -262,7 +263,7 @@ export function createModelBank(o) {
       if (m.z === null) continue;
       const learned = m.member.estimate();
       const estimate = noiseVariance > 0 ? { ...learned, pBB: learned.pBB + noiseVariance } : learned;
-      m.lastMaxUnitLoad = maxUnitLoadOf(estimate, capacityRps, m.z);
+      m.lastMaxUnitLoad = maxUnitLoadOf(estimate, aimRps, m.z);
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
         const { baseline, gain, paa } = estimate;

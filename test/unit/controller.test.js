@@ -598,6 +598,30 @@ test('cold start: with no metrics yet, a campaign whose whole wake-up load fits 
   assert.equal(b.rate, CONTROLLER_DEFAULTS.safeRate);
 });
 
+test('the whole campaign at once: one not yet started whose wake-up load fits under the capacity at the SLO goes out in one interval', () => {
+  const first = (/** @type {number} */ sloCapacityRatio, /** @type {number} */ remaining) => {
+    const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio });
+    return w.controller.update({ now: w.now + 10_000, sent: 0, gateway: healthy(), remaining });
+  };
+  // 20,000 devices: paced at the setpoint (not all within 10 s), all at once under the SLO.
+  const atSetpoint = first(1, 20_000);
+  assert.equal(atSetpoint.reason, 'plan');
+  assert.ok(atSetpoint.rate * 10 < 20_000, `${atSetpoint.rate}/s would send them all at the setpoint already`);
+  const whole = first(1.5, 20_000);
+  assert.equal(whole.reason, 'whole-campaign');
+  assert.equal(whole.rate, 2000);
+  // A campaign too big for the capacity at the SLO is paced as before.
+  const big = first(1.5, 40_000);
+  assert.equal(big.reason, 'plan');
+  assert.equal(big.rate, first(1, 40_000).rate);
+  // Once it has started the rule is not asked: its later sends add to a peak on its way.
+  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.5 });
+  const started = w.controller.update({ now: w.now + 10_000, sent: 5000, gateway: healthy(), remaining: 20_000 });
+  assert.notEqual(started.reason, 'whole-campaign');
+  assert.ok(started.rate * 10 < 20_000, `${started.rate}/s`);
+  assert.throws(() => createController({ sloCapacityRatio: 0.9 }), /sloCapacityRatio must be ≥ 1/);
+});
+
 test('a decision is sized for how long it will hold, not for the time since the last one', () => {
   // The governor's first tick comes when it takes the lease, its next on the 10-s boundary:
   // 0.5 s later, or 9.5 s. Sized for the 0.5 s since the previous update, a burst that then

@@ -51,11 +51,17 @@ test('every family draws worlds within its documented ranges, and they resolve',
         assert.equal(s.gateway.capacityChanges.length, 0, where);
       }
       if (drawn === 'baseline-jump') assert.ok(s.baseline.spikes.some((j) => j.factor >= 1.5 && j.factor <= 3 && j.durationSeconds >= 900), where);
-      // Operator settings only: the load test's capacity, nothing about the wake-up behaviour.
-      assert.deepEqual(Object.keys(s.strategies.adaptive.controller), ['capacityRps']);
-      const truth = createWorld(s, { massPerSecond: new Float64Array([1]) }).gatewayModel.rateAtP95(1, 0.8 * s.slo.p95Ms);
+      // Operator settings only: the load test's capacity and its ratio at the SLO, nothing
+      // about the wake-up behaviour.
+      assert.deepEqual(Object.keys(s.strategies.adaptive.controller), ['capacityRps', 'sloCapacityRatio']);
+      const model = createWorld(s, { massPerSecond: new Float64Array([1]) }).gatewayModel;
+      const truth = model.rateAtP95(1, 0.8 * s.slo.p95Ms);
       const measured = /** @type {number} */ (s.strategies.adaptive.controller.capacityRps);
       assert.ok(measured > truth * 0.5 && measured < truth * 2, where);
+      // The ratio is the true one, rounded down to 0.01 (never above the truth).
+      const ratio = /** @type {number} */ (s.strategies.adaptive.controller.sloCapacityRatio);
+      const trueRatio = model.rateAtP95(1, s.slo.p95Ms) / truth;
+      assert.ok(ratio >= 1 && ratio <= Math.max(1, trueRatio) && ratio > trueRatio - 0.011, `${where}: ratio ${ratio}, true ${trueRatio}`);
     }
   }
 });

@@ -58,10 +58,13 @@ test('a variant that moves the setpoint gets the operator\'s load test at its ow
   const drawn = raw.strategies.adaptive.controller.capacityRps;
   assert.deepEqual(loadTestAt(raw, undefined), {});
   assert.deepEqual(loadTestAt(raw, 0.8), {});
-  const { capacityRps } = loadTestAt(raw, 1);
+  const { capacityRps, sloCapacityRatio } = loadTestAt(raw, 1);
   const atSlo = model.rateAtP95(1, raw.slo.p95Ms);
   const atSetpoint = model.rateAtP95(1, 0.8 * raw.slo.p95Ms);
   assert.ok(atSlo > atSetpoint);
   // The drawn error (drawn / the true capacity at 0.8 × the SLO) carries over.
   assert.ok(Math.abs(capacityRps / atSlo - drawn / atSetpoint) < 1e-9, `${capacityRps} at the SLO, drawn ${drawn}`);
+  // At the SLO the capacity at the SLO is the capacity at the setpoint: the ratio is 1.
+  assert.ok(raw.strategies.adaptive.controller.sloCapacityRatio > 1.01);
+  assert.ok(Math.abs(sloCapacityRatio - 1) < 0.011, `ratio ${sloCapacityRatio} at a setpoint on the SLO`);
 });
