@@ -48,7 +48,8 @@ import { InputError } from '../errors.js';
  * @property {number} missStep          relative cut of that trim per run of windows over the SLO
  * @property {number} missFloor         the trim's lowest value
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
- * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once
+ * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
+ * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
  *
  * Robustness against a sudden capacity loss (off by default: lossShare 0)
  * @property {number} lossShare         plan so that losing this share of the gateway's capacity at any moment queues no request longer than lossQueueMs (0: off)
@@ -113,6 +114,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
   sloCapacityRatio: 1,
+  sloMargin: 0.3,
 
   missShare: 0.02,
   missStep: 0.15,
@@ -173,6 +175,7 @@ export function resolveControllerOptions(options = {}) {
   if (o.missStep >= 1) throw new InputError(`controller option missStep must be < 1 (a relative cut), got ${o.missStep}`);
   if (o.missFloor > 1) throw new InputError(`controller option missFloor must be ≤ 1 (a share of the capacity estimate), got ${o.missFloor}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
+  if (o.sloMargin >= 1) throw new InputError(`controller option sloMargin must be < 1 (a share of the capacity at the SLO), got ${o.sloMargin}`);
   if (o.sloCapacityRatio < 1) throw new InputError(`controller option sloCapacityRatio must be ≥ 1 (the capacity at the SLO over the capacity at the setpoint), got ${o.sloCapacityRatio}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);

@@ -233,15 +233,20 @@ export function createInspectableController(options) {
       }
     }
 
-    // 3. The plan.
+    // 3. The plan. With the capacity at the SLO known, the plan keeps at most sloMargin of it
+    // free: where the latency curve is flat near the setpoint, 0.8 × the SLO in latency is
+    // half the capacity at the SLO in load, and a gateway whose baseline sits near the
+    // setpoint left a campaign 7 requests/s of room (sim/families.js worlds that never
+    // finished; docs/pacing.md "A margin in load terms").
     const capacityRps = capacity.capacity * misses.trim;
+    const aimRps = o.sloCapacityRatio > 1 ? Math.max(capacityRps, (1 - o.sloMargin) * o.sloCapacityRatio * capacityRps) : capacityRps;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
     // Asked first: the bank's snapshot keeps the plan at the setpoint.
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
       bank.plan({ nowMs: now, capacityRps, aimRps: o.sloCapacityRatio * capacityRps, intervalMs: interval, remaining }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, intervalMs: interval, remaining }) : 0;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     lastPlan = planned;
 

@@ -598,28 +598,50 @@ test('cold start: with no metrics yet, a campaign whose whole wake-up load fits 
   assert.equal(b.rate, CONTROLLER_DEFAULTS.safeRate);
 });
 
+/**
+ * The first decision for a campaign of `remaining` devices, on a controller warmed on the idle gateway.
+ * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} options
+ * @param {number} remaining
+ */
+function firstDecision(options, remaining) {
+  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...options });
+  return w.controller.update({ now: w.now + 10_000, sent: 0, gateway: healthy(), remaining });
+}
+
 test('the whole campaign at once: one not yet started whose wake-up load fits under the capacity at the SLO goes out in one interval', () => {
-  const first = (/** @type {number} */ sloCapacityRatio, /** @type {number} */ remaining) => {
-    const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio });
-    return w.controller.update({ now: w.now + 10_000, sent: 0, gateway: healthy(), remaining });
-  };
+  // sloCapacityRatio 1.4: (1 − sloMargin) × 1.4 < 1, so the plan itself still aims at the setpoint.
   // 20,000 devices: paced at the setpoint (not all within 10 s), all at once under the SLO.
-  const atSetpoint = first(1, 20_000);
+  const atSetpoint = firstDecision({ sloCapacityRatio: 1 }, 20_000);
   assert.equal(atSetpoint.reason, 'plan');
   assert.ok(atSetpoint.rate * 10 < 20_000, `${atSetpoint.rate}/s would send them all at the setpoint already`);
-  const whole = first(1.5, 20_000);
+  const whole = firstDecision({ sloCapacityRatio: 1.4 }, 20_000);
   assert.equal(whole.reason, 'whole-campaign');
   assert.equal(whole.rate, 2000);
   // A campaign too big for the capacity at the SLO is paced as before.
-  const big = first(1.5, 40_000);
+  const big = firstDecision({ sloCapacityRatio: 1.4 }, 40_000);
   assert.equal(big.reason, 'plan');
-  assert.equal(big.rate, first(1, 40_000).rate);
+  assert.equal(big.rate, firstDecision({ sloCapacityRatio: 1 }, 40_000).rate);
   // Once it has started the rule is not asked: its later sends add to a peak on its way.
-  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.5 });
+  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.4 });
   const started = w.controller.update({ now: w.now + 10_000, sent: 5000, gateway: healthy(), remaining: 20_000 });
   assert.notEqual(started.reason, 'whole-campaign');
   assert.ok(started.rate * 10 < 20_000, `${started.rate}/s`);
   assert.throws(() => createController({ sloCapacityRatio: 0.9 }), /sloCapacityRatio must be ≥ 1/);
+});
+
+test('with the capacity at the SLO known, the plan keeps at most sloMargin of it free', () => {
+  const paced = (/** @type {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} */ options) => {
+    const d = firstDecision(options, 1_000_000);
+    assert.equal(d.reason, 'plan');
+    return d.rate;
+  };
+  const atSetpoint = paced({ sloCapacityRatio: 1 });
+  // Ratio 2, margin 0.3: the plan aims at 1,400 requests/s where the setpoint has 1,000.
+  assert.ok(paced({ sloCapacityRatio: 2 }) > 1.5 * atSetpoint, `${paced({ sloCapacityRatio: 2 })}/s against ${atSetpoint}/s`);
+  // Where the setpoint keeps no more than the margin free, nothing changes.
+  assert.equal(paced({ sloCapacityRatio: 1.4 }), atSetpoint);
+  assert.equal(paced({ sloCapacityRatio: 2, sloMargin: 0.5 }), atSetpoint);
+  assert.throws(() => createController({ sloMargin: 1 }), /sloMargin must be < 1/);
 });
 
 test('a decision is sized for how long it will hold, not for the time since the last one', () => {
