@@ -239,13 +239,14 @@ export function createInspectableController(options) {
     // setpoint left a campaign 7 requests/s of room (sim/families.js worlds that never
     // finished; docs/pacing.md "A margin in load terms").
     const capacityRps = capacity.capacity * misses.trim;
-    const aimRps = o.sloCapacityRatio > 1 ? Math.max(capacityRps, (1 - o.sloMargin) * o.sloCapacityRatio * capacityRps) : capacityRps;
+    const sloRps = o.sloCapacityRatio * capacityRps;
+    const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * o.sloCapacityRatio * capacityRps);
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
     // Asked first: the bank's snapshot keeps the plan at the setpoint.
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps, aimRps: o.sloCapacityRatio * capacityRps, intervalMs: interval, remaining }) * (interval / 1000) >= remaining;
+      bank.plan({ nowMs: now, capacityRps, aimRps: sloRps, intervalMs: interval, remaining }) * (interval / 1000) >= remaining;
     const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     lastPlan = planned;
