@@ -29,6 +29,7 @@ import { InputError } from '../errors.js';
  * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
  * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
  * @property {number} slowOpenerFactor  the bank also holds members whose median is this and its square times the prior's (users who open far later than configured); ≤ 1: none
+ * @property {number} likelihoodWeight  what one metrics window counts for in the bank's shape likelihoods (0 < w ≤ 1; 1: independent windows): consecutive windows' errors are correlated, so each is worth less than an independent observation
  * @property {number} shapePriorMedianFactor  a remembered open-delay median, as a factor of openDelayMedianMs (wake-up-memory.js): members near it start likelier
  * @property {number} shapePriorSigmaFactor   and σ, as a factor of openDelaySigma
  * @property {number} shapePriorWeight  how far the bank trusts that remembered shape, 0 (not at all: every member starts equal) to 1 (the memory's share of the prior)
@@ -97,6 +98,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   priorUncertainty: 3,
   shapeUncertainty: 0.2,
   slowOpenerFactor: 3,
+  likelihoodWeight: 0.25,
   shapePriorMedianFactor: 1,
   shapePriorSigmaFactor: 1,
   shapePriorWeight: 0,
@@ -163,7 +165,7 @@ export function resolveControllerOptions(options = {}) {
     }
   }
   const o = /** @type {ControllerOptions} */ (merged);
-  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor']);
+  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor', 'likelihoodWeight']);
   for (const key of positive) if (!(o[key] > 0)) throw new InputError(`controller option ${key} must be > 0, got ${o[key]}`);
   if (o.setpointRatio > 1) throw new InputError(`controller option setpointRatio must be ≤ 1 (a share of the SLO), got ${o.setpointRatio}`);
   if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);
@@ -178,6 +180,7 @@ export function resolveControllerOptions(options = {}) {
   if (o.sloMargin >= 1) throw new InputError(`controller option sloMargin must be < 1 (a share of the capacity at the SLO), got ${o.sloMargin}`);
   if (o.sloCapacityRatio < 1) throw new InputError(`controller option sloCapacityRatio must be ≥ 1 (the capacity at the SLO over the capacity at the setpoint), got ${o.sloCapacityRatio}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
+  if (o.likelihoodWeight > 1) throw new InputError(`controller option likelihoodWeight must be ≤ 1 (a window counts at most as one independent observation), got ${o.likelihoodWeight}`);
   if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);
   return Object.freeze(o);

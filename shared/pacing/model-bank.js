@@ -123,7 +123,7 @@ export function createModelBank(o) {
         const { innovation, variance: s } = prediction;
         if (m === top) topPrediction = { ...prediction, push: rps - prediction.innovation - m.member.estimate().baseline };
         // A censored window that the member predicted above says nothing about it.
-        if (!censored || innovation > 0) m.logLikelihood = decay * m.logLikelihood - 0.5 * (Math.min(innovation * innovation / s, 50) + Math.log(s));
+        if (!censored || innovation > 0) m.logLikelihood = decay * m.logLikelihood - o.likelihoodWeight * 0.5 * (Math.min(innovation * innovation / s, 50) + Math.log(s));
       }
       m.member.update(window);
     }

@@ -369,6 +369,39 @@ test('the model bank: shapes the data cannot tell apart all plan at full caution
   assert.ok(Number.isFinite(rate) && rate < CONTROLLER_DEFAULTS.maxRate, `rate ${rate}`);
 });
 
+test('likelihoodWeight: one window counts for that share of an independent observation in the shape likelihoods, and the estimates do not change', () => {
+  /** The bank 100 s after a burst of 50,000 sends whose wake-ups follow the nominal shape. @param {number} likelihoodWeight */
+  const afterBurst = (likelihoodWeight) => {
+    const bank = createModelBank(resolveControllerOptions({ likelihoodWeight }));
+    const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
+    const push = predictLoad(new Float64Array(10).fill(5000), mass, 1.5, 2000);
+    let now = 300_000;
+    bank.record(now, now - 10_000, now, 0);
+    bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+    const start = now;
+    for (let k = 0; k < 10; k++) {
+      now += 10_000;
+      bank.record(now, now - 10_000, now, k === 0 ? 50_000 : 0);
+      let rps = 0;
+      for (let t = (now - start) / 1000 - 20; t < (now - start) / 1000 - 10; t++) rps += (400 + (t >= 0 ? push[t] : 0)) / 10;
+      bank.observe({ rps, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+    }
+    bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+    return bank.snapshot().members;
+  };
+  const whole = afterBurst(1);
+  const quarter = afterBurst(0.25);
+  for (let i = 0; i < whole.length; i++) {
+    assert.ok(Math.abs(quarter[i].logLikelihood - 0.25 * whole[i].logLikelihood) < 1e-9, `${whole[i].shape}: ℓ ${quarter[i].logLikelihood} against ${whole[i].logLikelihood} / 4`);
+    assert.equal(quarter[i].requestsPerSend, whole[i].requestsPerSend, 'the filters learn the same');
+  }
+  const counting = (/** @type {typeof whole} */ members) => members.filter((m) => m.z !== null).length;
+  assert.ok(counting(whole) < whole.length, 'at full weight the data rule a member out');
+  assert.ok(counting(quarter) > counting(whole), `at a quarter, more members still count: ${counting(quarter)} against ${counting(whole)}`);
+  assert.throws(() => createController({ likelihoodWeight: 0 }), /likelihoodWeight must be > 0/);
+  assert.throws(() => createController({ likelihoodWeight: 1.5 }), /likelihoodWeight must be ≤ 1/);
+});
+
 test('the planner with the devices still to send: the same plan while they cover the horizon, faster towards the end, and still within capacity', async () => {
   const { createRatePlanner } = await import('../../shared/pacing/rate-planner.js');
   const { cumulativeKernel } = await import('../../shared/pacing/wake-up-model.js');
