@@ -330,6 +330,26 @@ test('with lossShare set, the closed loop keeps only as much load in flight as a
   assert.throws(() => createController({ saturationRatio: 0.9 }), /saturationRatio must be ≥ 1/);
 });
 
+/**
+ * From `start`: a burst of 50,000 sends, then `windows` 10-s windows of a 400-requests/s
+ * baseline plus wake-ups that follow the nominal shape exactly (1.5 requests per send), then
+ * a plan, so that the members' weights are up to date.
+ * @param {ReturnType<typeof createModelBank>} bank @param {number} start @param {number} windows
+ */
+function burstThrough(bank, start, windows) {
+  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
+  const push = predictLoad(new Float64Array(10).fill(5000), mass, 1.5, 2000);
+  let now = start;
+  for (let k = 0; k < windows; k++) {
+    now += 10_000;
+    bank.record(now, now - 10_000, now, k === 0 ? 50_000 : 0);
+    let rps = 0;
+    for (let t = (now - start) / 1000 - 20; t < (now - start) / 1000 - 10; t++) rps += (400 + (t >= 0 ? push[t] : 0)) / 10;
+    bank.observe({ rps, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+  }
+  bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+}
+
 test('the model bank: shapes the data cannot tell apart all plan at full caution; one the data rule out stops counting', () => {
   const o = resolveControllerOptions({});
   const bank = createModelBank(o);
@@ -344,18 +364,7 @@ test('the model bank: shapes the data cannot tell apart all plan at full caution
   bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
   for (const zi of z()) assert.ok(zi !== null && Math.abs(zi - o.confidence) < 1e-3, `z ${zi}`);
   // One burst of 50,000 sends, then 15 minutes of wake-ups that follow the nominal shape exactly.
-  const start = now;
-  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
-  const sends = new Float64Array(10).fill(5000);
-  const push = predictLoad(sends, mass, 1.5, 2000);
-  for (let k = 0; k < 90; k++) {
-    now += 10_000;
-    bank.record(now, now - 10_000, now, k === 0 ? 50_000 : 0);
-    let rps = 0;
-    for (let t = (now - start) / 1000 - 20; t < (now - start) / 1000 - 10; t++) rps += (400 + (t >= 0 ? push[t] : 0)) / 10;
-    bank.observe({ rps, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
-  }
-  bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+  burstThrough(bank, now, 90);
   const members = bank.snapshot().members;
   const nominal = members.find((m) => m.medianFactor === 1 && m.sigmaFactor === 1);
   const describe = members.map((m) => `${m.medianFactor.toFixed(2)}/${m.sigmaFactor.toFixed(2)} ℓ ${m.logLikelihood.toFixed(1)} z ${m.z?.toFixed(2)}`).join(', ');
@@ -373,20 +382,9 @@ test('likelihoodWeight: one window counts for that share of an independent obser
   /** The bank 100 s after a burst of 50,000 sends whose wake-ups follow the nominal shape. @param {number} likelihoodWeight */
   const afterBurst = (likelihoodWeight) => {
     const bank = createModelBank(resolveControllerOptions({ likelihoodWeight }));
-    const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
-    const push = predictLoad(new Float64Array(10).fill(5000), mass, 1.5, 2000);
-    let now = 300_000;
-    bank.record(now, now - 10_000, now, 0);
-    bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
-    const start = now;
-    for (let k = 0; k < 10; k++) {
-      now += 10_000;
-      bank.record(now, now - 10_000, now, k === 0 ? 50_000 : 0);
-      let rps = 0;
-      for (let t = (now - start) / 1000 - 20; t < (now - start) / 1000 - 10; t++) rps += (400 + (t >= 0 ? push[t] : 0)) / 10;
-      bank.observe({ rps, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
-    }
-    bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+    bank.record(300_000, 290_000, 300_000, 0);
+    bank.observe({ rps: 400, windowStartMs: 280_000, windowEndMs: 290_000, dtMs: 10_000 });
+    burstThrough(bank, 300_000, 10);
     return bank.snapshot().members;
   };
   const whole = afterBurst(1);
