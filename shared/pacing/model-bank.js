@@ -12,7 +12,8 @@
 // simulator: 5% of windows over the SLO with a true σ of 0.9 against a prior of 1.0).
 //
 // Each member scores its one-window-ahead predictions (the Gaussian log-likelihood ℓ_i of
-// its filter's innovations, slowly forgotten); its posterior weight is w_i ∝ e^(ℓ_i). The
+// its filter's innovations, slowly forgotten, each window's term × likelihoodWeight because
+// consecutive windows' errors are correlated); its posterior weight is w_i ∝ e^(ℓ_i). The
 // plan must keep the chance of overload under α = 1 - Φ(z) (z = `confidence`) for the
 // mixture of members: Σ w_i·p_i ≤ α. Splitting α evenly over the k members (a union bound)
 // asks each member to keep its own overload chance p_i under α/(k·w_i): it plans at

@@ -51,7 +51,7 @@
 // 1/s for a decision after a campaign in test/unit/controller.test.js, 32/s with the factor 2.
 // On the tuning seeds' 597 worlds the factor changed no median by more than 0.001.
 
-/** The end plan's reserve, as a multiple of the floor's: slack for the floor after the last burst. */
+/** The end plan's reserve, as a multiple of the floor's (at most X̃): slack for the floor after the last burst. */
 const END_RESERVE_FACTOR = 2;
 
 /**
@@ -89,7 +89,7 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
     /** Continuation bins left after sending at r for this interval. @param {number} r */
     const continuationBins = (r) => Math.max(0, remaining - r * (intervalMs / 1000)) / (target * (binMs / 1000));
     const rate = continuationBins(maxRate) < kernel.length
-      ? continuationToEnd(p, END_RESERVE_FACTOR * reserve, continuationBins, remaining / (intervalMs / 1000))
+      ? continuationToEnd(p, Math.min(target, END_RESERVE_FACTOR * reserve), continuationBins, remaining / (intervalMs / 1000))
       : steadyContinuation(p, target);
     // The floor: min(ρ, the plan "r now, ρ for ever"), needed only when the rate is under ρ.
     return rate >= reserve ? rate : Math.max(rate, Math.min(reserve, steadyContinuation(p, reserve)));
