@@ -240,7 +240,7 @@ export function createInspectableController(options) {
     // finished; docs/pacing.md "A margin in load terms").
     const capacityRps = capacity.capacity * misses.trim;
     const sloRps = o.sloCapacityRatio * capacityRps;
-    const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * o.sloCapacityRatio * capacityRps);
+    const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * sloRps);
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
