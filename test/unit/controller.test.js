@@ -744,6 +744,77 @@ test('the filters count the load noise they do not explain as measurement noise,
   assert.ok(Math.abs(counted - uncounted) < 0.15 * uncounted, `excess counted by the filters ${counted} rps, not counted ${uncounted} rps`);
 });
 
+test('a baseline that wanders is read as wandering, not as requests per send, while the wake-ups due are few', async () => {
+  const { createParameterEstimator } = await import('../../shared/pacing/parameter-estimator.js');
+  // 600 requests/s that wander by 50 (an AR(1) process, 0.83 from one 10-s window to the
+  // next: a 53-s correlation time), then the first wake-ups of a campaign: a unit load rising
+  // to 38 at 1.5 requests per send, at most 57 requests/s, about the wandering's size. Counted
+  // as white noise, a run of windows below the baseline reads as a gain near 0; as a state of
+  // its own, it does not.
+  const sigma = 50;
+  const phi = 0.83;
+  const a = 1.5;
+  const run = (/** @type {number} */ seed, /** @type {boolean} */ asWandering) => {
+    const random = mulberry32(seed);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    const p = createParameterEstimator({ requestsPerSend: 1.5, requestsPerSendSd: 1.5, baselineDrift: 0.005, gainDrift: 0.003, rpsNoise: 0.02, windowSeconds: 10 });
+    const noise = asWandering ? { wanderVariance: sigma ** 2, wanderCorrelation: phi } : { extraVariance: sigma ** 2 };
+    let n = sigma * normal();
+    for (let k = 0; k < 50; k++) {
+      n = phi * n + sigma * Math.sqrt(1 - phi * phi) * normal();
+      const unitLoad = k < 30 ? 0 : 2 * (k - 30);
+      p.update({ rps: 600 + n + a * unitLoad + Math.sqrt(60) * normal(), unitLoad, dtMs: 10_000, ...noise });
+    }
+    const { gain, paa } = p.estimate();
+    return { gain, upper: gain + 2 * Math.sqrt(paa) };
+  };
+  const seeds = Array.from({ length: 40 }, (_, i) => i + 1);
+  const white = seeds.map((seed) => run(seed, false));
+  const wandering = seeds.map((seed) => run(seed, true));
+  const collapsed = (/** @type {Array<{ gain: number }>} */ runs) => runs.filter((r) => r.gain < a / 3).length;
+  const uncovered = (/** @type {Array<{ upper: number }>} */ runs) => runs.filter((r) => r.upper < a).length;
+  // Seeds 1-40: white 10 collapsed, 7 with the upper bound under the truth; wandering 3 and 0.
+  assert.ok(collapsed(white) >= 6 && uncovered(white) >= 4, `white: ${collapsed(white)} collapsed, ${uncovered(white)} uncovered`);
+  assert.ok(collapsed(wandering) <= collapsed(white) / 2, `wandering: ${collapsed(wandering)} collapsed against ${collapsed(white)}`);
+  assert.equal(uncovered(wandering), 0, 'the upper bound covers the truth');
+});
+
+test('the bank measures the baseline\'s wandering where no wake-up is due, and only there', () => {
+  /** 60 idle windows of a 300-rps baseline with 10% of noise, correlated `phi` from one window to the next. */
+  const idle = (/** @type {number} */ seed, /** @type {number} */ phi) => {
+    const random = mulberry32(seed);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    const c = createInspectableController({ capacityRps: 1000 });
+    let n = 0.1 * normal();
+    for (let k = 0; k < 60; k++) {
+      n = phi * n + 0.1 * Math.sqrt(1 - phi * phi) * normal();
+      c.update({ now: k * 10_000, sent: 0, gateway: { rps: 300 * (1 + n) + Math.sqrt(30) * normal(), p95Ms: 100, p99Ms: 150, errorRatio: 0 } });
+    }
+    return { c, normal, wanderRps: /** @type {number} */ (c.snapshot().wanderRps), correlation: /** @type {number} */ (c.snapshot().wanderCorrelation) };
+  };
+  // Seeds 1-10: 15-39 rps (30 drawn) at a correlation of 0.49-0.81 (0.83 drawn); with none
+  // drawn, 26-35 rps at 0-0.23.
+  for (let seed = 1; seed <= 10; seed++) {
+    const correlated = idle(seed, 0.83);
+    const white = idle(seed, 0);
+    assert.ok(correlated.wanderRps > 10 && correlated.wanderRps < 45, `seed ${seed}: ${correlated.wanderRps} rps`);
+    assert.ok(correlated.correlation > 0.4 && white.correlation < 0.3, `seed ${seed}: correlation ${correlated.correlation}, ${white.correlation} without`);
+  }
+  // Once wake-ups may be due, the windows' scatter is not the baseline's alone: 60 rps of it
+  // leave the wandering measured before unchanged (and the excess noise reads it).
+  // (In the first two windows after the first sends the model expects none of their wake-ups
+  // yet, so the meter still reads them.)
+  const { c, normal } = idle(3, 0.83);
+  let wanderRps = NaN;
+  for (let k = 60; k < 80; k++) {
+    c.update({ now: k * 10_000, sent: 500, gateway: { rps: 300 + Math.sqrt(30) * normal() + (k >= 62 ? 60 * normal() : 0), p95Ms: 100, p99Ms: 150, errorRatio: 0 } });
+    if (k === 61) wanderRps = /** @type {number} */ (c.snapshot().wanderRps);
+  }
+  assert.ok(wanderRps > 10, `${wanderRps} rps before the wake-ups`);
+  assert.ok(Math.abs(/** @type {number} */ (c.snapshot().wanderRps) - wanderRps) < 1e-9, `${c.snapshot().wanderRps} rps after the sends, ${wanderRps} before`);
+  assert.ok(/** @type {number} */ (c.snapshot().excessNoiseRps) > 30);
+});
+
 test('on a steady gateway, light-load windows under the setpoint lower the capacity estimate no further than the load it has carried', async () => {
   const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
   // A gateway whose p95 is mostly fixed latency: 100 ms at the baseline's 300 requests/s. It
