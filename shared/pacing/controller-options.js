@@ -65,7 +65,7 @@ import { InputError } from '../errors.js';
  * @property {number} gainDrift         random walk of requests per send, share per √minute
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
  * @property {number} excessNoiseWeight the share of the load noise the filters do not explain (measured from their innovations) that the plan keeps room for, as baseline variance (0: none)
- * @property {number} filterNoiseWeight the share of that excess noise the filters count: its white part as measurement noise, so that one noisy window moves no estimate far, and the baseline's wandering where no wake-up is due as their wandering state (0: none)
+ * @property {number} filterNoiseWeight the share of that excess noise the filters count as measurement noise, so that one noisy window moves no estimate far (0: none)
  * @property {number} latencyNoise      the least dispersion of a window's p95, as a share (more is measured from the windows): with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing

@@ -34,10 +34,8 @@ import { normalCdf, normalQuantile } from './wake-up-model.js';
 import { maxUnitLoadOf, loadBoundOf } from './parameter-estimator.js';
 import { createShapeMember, createLearnedMember } from './bank-members.js';
 import { lossGuardRate } from './loss-guard.js';
-import { createWanderMeter } from './baseline-wander.js';
 
 /** @typedef {import('./bank-members.js').BankMember} BankMember */
-/** @typedef {import('./parameter-estimator.js').WindowPrediction} WindowPrediction */
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
@@ -105,10 +103,8 @@ export function createModelBank(o) {
   let jumps = 0;
   /** The push load the likeliest member predicted for the last window. */
   let lastPush = 0;
-  /** The likeliest member's residuals, averaged over about 20 windows (see excessNoise). */
+  /** The likeliest member's innovations, averaged over about NOISE_WINDOWS windows (see excessNoise). */
   const noise = { mean: 0, square: 0, predicted: 0 };
-  /** How the baseline wanders where it is alone (the filters' wandering state). */
-  const wander = createWanderMeter();
 
   /**
    * One metrics window: every member scores its prediction, then updates its filter.
@@ -118,43 +114,23 @@ export function createModelBank(o) {
   function observe({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false }) {
     const decay = Math.exp(-Math.max(0, dtMs) / MEMORY_MS);
     const top = best();
-    /** @type {(WindowPrediction & { push: number }) | null} */
+    /** @type {{ innovation: number, variance: number, push: number } | null} */
     let topPrediction = null;
-    // The excess noise the baseline's wandering explains is the filters' wandering state; the
-    // rest they count as measurement noise.
-    const wanderVariance = wander.variance();
-    const extraVariance = o.filterNoiseWeight * Math.max(0, excessNoise() - wanderVariance);
-    const window = {
-      rps, windowStartMs, windowEndMs, dtMs, variance, censored,
-      extraVariance,
-      wanderVariance: o.filterNoiseWeight * wanderVariance,
-      wanderCorrelation: wander.correlation()
-    };
+    const extraVariance = o.filterNoiseWeight * excessNoise();
+    const window = { rps, windowStartMs, windowEndMs, dtMs, variance, censored, extraVariance };
     for (const m of models) {
       if (m.member.initialised) {
-        /** @type {WindowPrediction} */
         const prediction = m.member.predict(window);
         const { innovation, variance: s } = prediction;
-        if (m === top) topPrediction = { ...prediction, push: prediction.push ?? rps - prediction.innovation - m.member.estimate().baseline };
+        if (m === top) topPrediction = { ...prediction, push: rps - prediction.innovation - m.member.estimate().baseline };
         // A censored window that the member predicted above says nothing about it.
         if (!censored || innovation > 0) m.logLikelihood = decay * m.logLikelihood - o.likelihoodWeight * 0.5 * (Math.min(innovation * innovation / s, 50) + Math.log(s));
       }
       m.member.update(window);
     }
     if (topPrediction) {
-      if (!censored) {
-        // The wandering, where no wake-up of this governor's sends is due: there the residual
-        // is the baseline's alone (the learned member, without a wandering state, gives none).
-        const { residual, measurementVariance } = topPrediction;
-        if (topPrediction.push === 0 && residual !== undefined && measurementVariance !== undefined) {
-          wander.observe({ residual, measurementVariance: measurementVariance - extraVariance });
-        } else {
-          wander.skip();
-        }
-        // The excess is measured against the slow part of the model (B + a·u, the wandering
-        // being part of the excess) and the variance the filters expect without it.
-        learnNoise({ residual: topPrediction.residual ?? topPrediction.innovation, variance: (topPrediction.residualVariance ?? topPrediction.variance) - extraVariance });
-      }
+      // The excess is measured against the variance the filters expect without it.
+      if (!censored) learnNoise({ innovation: topPrediction.innovation, variance: topPrediction.variance - extraVariance });
       detectJump(topPrediction, rps);
     }
   }
@@ -163,20 +139,19 @@ export function createModelBank(o) {
    * The window-to-window load noise the model does not explain. The filters assume Poisson
    * counting plus `rpsNoise` (2%) of dispersion; real baselines wander more (the families draw
    * up to 10%, correlated over seconds to minutes), and each window is judged against the SLO
-   * on its own. The variance of the likeliest member's residuals (against the slow part of
-   * its model, B + a·u: the baseline's wandering is part of the excess) around their mean,
-   * less the variance it predicted for them, is that excess; the plan keeps room for
+   * on its own. The variance of the likeliest member's innovations around their mean, less
+   * the variance it predicted for them, is that excess; the plan keeps room for
    * `excessNoiseWeight` of it (as baseline variance, at each member's caution). Around the
    * mean: a lasting offset is the baseline filter's to follow, not noise.
-   * @param {{ residual: number, variance: number }} prediction
+   * @param {{ innovation: number, variance: number }} prediction
    */
-  function learnNoise({ residual, variance }) {
-    noise.mean += NOISE_SHARE * (residual - noise.mean);
-    noise.square += NOISE_SHARE * (residual * residual - noise.square);
+  function learnNoise({ innovation, variance }) {
+    noise.mean += NOISE_SHARE * (innovation - noise.mean);
+    noise.square += NOISE_SHARE * (innovation * innovation - noise.square);
     noise.predicted += NOISE_SHARE * (variance - noise.predicted);
   }
 
-  /** The excess variance (rps²) of the residuals over the predicted, never below 0. */
+  /** The excess variance (rps²) of the innovations over the predicted, never below 0. */
   function excessNoise() {
     return Math.max(0, noise.square - noise.mean * noise.mean - noise.predicted);
   }
@@ -366,8 +341,6 @@ export function createModelBank(o) {
         plausibleModels: models.filter((m) => m.z !== null).length,
         baselineJumps: jumps,
         excessNoiseRps: Math.sqrt(excessNoise()),
-        wanderRps: Math.sqrt(wander.variance()),
-        wanderCorrelation: wander.correlation(),
         maxUnitLoad: top.lastMaxUnitLoad,
         uncertaintyRps: loadBoundOf(estimate, top.lastMaxUnitLoad, o.confidence) - loadBoundOf(estimate, top.lastMaxUnitLoad, 0),
         members: models.map((m) => ({
