@@ -100,7 +100,9 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare,
     saturationRatio: o.saturationRatio,
-    latencyNoise: o.latencyNoise
+    latencyNoise: o.latencyNoise,
+    sloCapacityRatio: o.sloCapacityRatio,
+    boundRelax: o.capacityBoundRelax
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
