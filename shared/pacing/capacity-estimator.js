@@ -41,11 +41,11 @@
  * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
  * @param {number} options.latencyNoise  the least relative noise of one window's p95; more is measured (see measureNoise)
  * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
- * @param {number} [options.boundRelax]  relative rise per window of the bound a crossing of the SLO sets (see update)
+ * @param {number} [options.boundRelax]  relative rise per window of the bound a crossing of the SLO sets (see learnBound)
  */
 export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, boundRelax = 0 }) {
   let capacity = capacityRps;
-  /** What the gateway's edge allows the estimate: set by a crossing of the SLO the latency did not warn of (see update). */
+  /** What the gateway's edge allows the estimate: set by a crossing of the SLO the latency did not warn of (see learnBound). */
   let bound = Infinity;
   /** The most load the gateway carried within the SLO, forgotten at boundRelax per window. */
   let carried = 0;
