@@ -40,18 +40,9 @@
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
  * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
  * @param {number} options.latencyNoise  the least relative noise of one window's p95; more is measured (see measureNoise)
- * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
- * @param {number} [options.boundRelax]  relative rise per window of the bound a crossing of the SLO sets (see learnBound)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, boundRelax = 0 }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise }) {
   let capacity = capacityRps;
-  /** What the gateway's edge allows the estimate: set by a crossing of the SLO the latency did not warn of (see learnBound). */
-  let bound = Infinity;
-  /** The most load the gateway carried within the SLO, forgotten at boundRelax per window. */
-  let carried = 0;
-  /** The estimate's recent highest, forgotten at 1% per window. */
-  let recentHigh = capacityRps;
-  let lastOver = false;
   /** @type {number | null} */
   let base = baseLatencyMs;
   /** The load the base latency was seen at (0: the configured idle latency). */
@@ -120,7 +111,6 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     // test gateway put 2.0% of its windows over the SLO, not 1.4%). Over the setpoint any window
     // is evidence: a noisy neighbour shows at whatever load.
     const loaded = rps >= activeShare * capacity;
-    learnBound(rps, p95Ms);
     if (p95Ms >= sloMs) demonstrated = 0;
     else if (p95Ms < setpointMs) demonstrated = Math.max(demonstrated, rps);
     if (cObs < capacity) {
@@ -136,48 +126,13 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
       // the two-point fit read the recovery as no capacity at all (an independent model's
       // two drops: 6-9 sends/s for 12 minutes after the first). Forget it; the next healthy
       // windows measure it again.
-      if (p95Ms >= sloMs && baseLatencyMs === null && rps < LOSS_SHARE * before) rebase = true;
+      if (p95Ms >= sloMs && baseLatencyMs === null && rps < 0.8 * before) rebase = true;
     } else {
       // Latency says there is more room. Trust it when the gateway is loaded near the
       // estimate; when it is not, only recover towards the prior.
       const target = loaded ? cObs : Math.min(cObs, capacityRps);
       if (target > capacity) capacity = Math.min(capacity * (1 + riseLimit), capacity + riseGain * (target - capacity));
     }
-    capacity = Math.min(capacity, Math.max(bound, capacity * (1 - dropLimit)));
-  }
-
-  /**
-   * The bound a crossing of the SLO sets. Where a gateway's p95 is flat until a cliff (many
-   * processes behind one queue), latency under the SLO says nothing about where the cliff is:
-   * every window under it reads as room, and the estimate rises by riseLimit per loaded window
-   * until the load crosses again. With the operator's load test above the true capacity, that
-   * is one crossing every few minutes all campaign long (lognormal/926961504, tuning seed 12:
-   * 4,096 → 4,244 requests/s within 9 minutes of a crossing, against 3,977 at the SLO; 80 of
-   * 720 windows over). The first window over the SLO at load y says the capacity at the SLO is
-   * under y, and so the capacity at the setpoint under y / sloCapacityRatio: that bound stays,
-   * relaxing by boundRelax per window, and a window under the setpoint at a load above it
-   * lifts it there.
-   *
-   * Only a crossing the estimate allowed sets it: one at a load near the estimate (a crossing
-   * well under it is a capacity loss, which `rebase` answers), which the gateway has not
-   * carried within the SLO lately, and with the estimate near its recent highest (a latency
-   * that warned first, and pulled the estimate down, is a gateway that changed). A bound from
-   * a loss would outlast it: a noisy neighbour that halved the capacity for a few minutes kept
-   * a campaign at half its pace for the rest of it (mixed/3966438318, tuning seed 11: 1.94 →
-   * 4.18 × the informed oracle before the last two conditions).
-   * @param {number} rps @param {number} p95Ms
-   */
-  function learnBound(rps, p95Ms) {
-    const over = p95Ms >= sloMs;
-    if (over && !lastOver && rps >= LOSS_SHARE * capacity && rps >= EDGE_SHARE * carried && capacity >= EDGE_SHARE * recentHigh) {
-      bound = Math.min(bound, rps / sloCapacityRatio);
-    }
-    recentHigh = Math.max(recentHigh * (1 - RECENT_FORGET), capacity);
-    carried *= 1 - boundRelax;
-    if (!over) carried = Math.max(carried, rps);
-    if (p95Ms < setpointMs) bound = Math.max(bound, rps);
-    bound *= 1 + boundRelax;
-    lastOver = over;
   }
 
   /**
@@ -279,16 +234,9 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     update,
     loadAtLatency,
     get capacity() { return capacity; },
-    snapshot() { return { capacity, capacityBound: bound, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
+    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
-
-/** A window over the SLO at a load under this share of the estimate is a capacity loss, not the estimate's error. */
-const LOSS_SHARE = 0.8;
-/** A crossing sets the bound only at a load above this share of the most load carried within the SLO lately, and with the estimate above this share of its recent highest. */
-const EDGE_SHARE = 0.9;
-/** The estimate's recent highest is forgotten at this share per window (about a hundred windows' memory). */
-const RECENT_FORGET = 0.01;
 
 /** Share of the way the measured p95 noise moves per window: about ten windows' memory. */
 const NOISE_GAIN = 0.1;

@@ -43,7 +43,6 @@ import { InputError } from '../errors.js';
  * @property {number | null} baseLatencyMs  p95 of the idle gateway; null learns it
  * @property {number} capacityRiseLimit largest relative rise of the capacity estimate per metrics window
  * @property {number} capacityDropLimit largest relative drop per metrics window
- * @property {number} capacityBoundRelax relative rise per metrics window of the bound a crossing of the SLO sets on the capacity estimate
  * @property {number} capacityRiseGain  share of the way to the observed capacity moved up per window
  * @property {number} capacityDropGain  share of the way moved down per window below the SLO (0.5 above it, 1 above twice it)
  * @property {number} missShare         target share of metrics windows that start a run over the SLO; more often, the plan fills less of the capacity estimate (0: off)
@@ -113,7 +112,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   baseLatencyMs: null,
   capacityRiseLimit: 0.02,
   capacityDropLimit: 0.4,
-  capacityBoundRelax: 0.0003,
   capacityRiseGain: 0.1,
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,

@@ -100,9 +100,7 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare,
     saturationRatio: o.saturationRatio,
-    latencyNoise: o.latencyNoise,
-    sloCapacityRatio: o.sloCapacityRatio,
-    boundRelax: o.capacityBoundRelax
+    latencyNoise: o.latencyNoise
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
