@@ -40,9 +40,8 @@
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
  * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
  * @param {number} options.latencyNoise  the least relative noise of one window's p95; more is measured (see measureNoise)
- * @param {number} [options.loadCeiling]  the most load a latency-only reading implies, as a multiple of the full-CPU throughput (saturationRatio × the estimate); beyond it the reading is a lower bound (default: none)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, loadCeiling = Infinity }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise }) {
   let capacity = capacityRps;
   /** @type {number | null} */
   let base = baseLatencyMs;
@@ -215,14 +214,6 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * estimate. Below the base the curve says nothing (0). The variance propagates one window's
    * p95 noise (windowNoise()·ℓ) through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the
    * gateway saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
-   *
-   * And it is never more than loadCeiling × the full-CPU throughput (saturationRatio × Ĉ),
-   * where it is a lower bound too. Where the floor sits near the setpoint (most of the p95 is
-   * downstream time), τ = ℓ₀ puts μ at many times Ĉ: a 108-ms floor under a 120-ms setpoint
-   * read the 300-ms censoring latency as 12,499 requests/s on a gateway that carries 1,972 at
-   * full CPU. Those readings lifted the baseline estimate from 280 to 12,000 (true 800), and it
-   * took 40 minutes to come down, the campaign at the minimum rate (sim/ lognormal/3966229527).
-   * Past its full-CPU throughput a gateway's latency measures its backlog, not its load.
    * @param {number} p95Ms
    * @param {number} censorMs      latency above which the load is only a lower bound
    * @returns {{ rps: number, variance: number, censored: boolean }}
@@ -236,10 +227,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
     const rps = (mu * x) / (tau + x);
     const slope = (mu * tau) / (tau + x) ** 2;
-    const variance = (slope * windowNoise() * (l0 + x)) ** 2 + 1;
-    const ceiling = loadCeiling * saturationRatio * capacity;
-    if (rps > ceiling) return { rps: ceiling, variance, censored: true };
-    return { rps, variance, censored };
+    return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
   }
 
   return {

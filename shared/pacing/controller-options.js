@@ -66,7 +66,6 @@ import { InputError } from '../errors.js';
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
  * @property {number} excessNoiseWeight the share of the load noise the filters do not explain (measured from their innovations) that the plan keeps room for, as baseline variance (0: none)
  * @property {number} filterNoiseWeight the share of that excess noise the filters count as measurement noise, so that one noisy window moves no estimate far (0: none)
- * @property {number} latencyLoadCeiling  the most load a latency-only reading implies, as a multiple of the gateway's full-CPU throughput (saturationRatio × the capacity estimate); beyond it the reading is a lower bound
  * @property {number} latencyNoise      the least dispersion of a window's p95, as a share (more is measured from the windows): with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing
@@ -136,7 +135,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   excessNoiseWeight: 0.3,
   filterNoiseWeight: 1,
   latencyNoise: 0.15,
-  latencyLoadCeiling: 2,
 
   binMs: 10_000,
   metricsWindowMs: 10_000,
@@ -181,7 +179,6 @@ export function resolveControllerOptions(options = {}) {
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
   if (o.sloMargin >= 1) throw new InputError(`controller option sloMargin must be < 1 (a share of the capacity at the SLO), got ${o.sloMargin}`);
   if (o.sloCapacityRatio < 1) throw new InputError(`controller option sloCapacityRatio must be ≥ 1 (the capacity at the SLO over the capacity at the setpoint), got ${o.sloCapacityRatio}`);
-  if (o.latencyLoadCeiling < 1) throw new InputError(`controller option latencyLoadCeiling must be ≥ 1 (a multiple of the full-CPU throughput), got ${o.latencyLoadCeiling}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.likelihoodWeight > 1) throw new InputError(`controller option likelihoodWeight must be ≤ 1 (a window counts at most as one independent observation), got ${o.likelihoodWeight}`);
   if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);

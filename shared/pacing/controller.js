@@ -100,7 +100,6 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare,
     saturationRatio: o.saturationRatio,
-    loadCeiling: o.latencyLoadCeiling,
     latencyNoise: o.latencyNoise
   });
   const misses = createMissFeedback(o);

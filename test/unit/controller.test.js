@@ -328,7 +328,6 @@ test('with lossShare set, the closed loop keeps only as much load in flight as a
   assert.ok(longestQueueSeconds(guarded) < 20, `with it, ${longestQueueSeconds(guarded).toFixed(1)} s`);
   assert.throws(() => createController({ lossShare: 1 }), /lossShare must be < 1/);
   assert.throws(() => createController({ saturationRatio: 0.9 }), /saturationRatio must be ≥ 1/);
-  assert.throws(() => createController({ latencyLoadCeiling: 0.5 }), /latencyLoadCeiling must be ≥ 1/);
 });
 
 /**
@@ -517,30 +516,6 @@ test('a probe whose floor is far below the gateway\'s waiting time reads the loa
   const mm1 = createCapacityEstimator({ capacityRps: 1000, setpointMs: 320, sloMs: 400, baseLatencyMs: 100, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15 });
   const mu = (1000 * 320) / 220;
   assert.ok(Math.abs(mm1.loadAtLatency(200, 800).rps - mu * (1 - 100 / 200)) < 1e-9);
-});
-
-test('a latency-only reading never implies more than the ceiling times the full-CPU throughput, and is a lower bound there', async () => {
-  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
-  // A gateway whose p95 is mostly downstream time: a 108-ms floor under a 120-ms setpoint
-  // (SLO 150 ms), 1,953 requests/s at the setpoint. Through the floor, μ = Ĉ·(ℓ₀ + x*)/x* is
-  // ten times Ĉ, and the censoring latency (2 × the SLO) read as 12,499 requests/s.
-  const settings = { capacityRps: 1953, setpointMs: 120, sloMs: 150, baseLatencyMs: 108, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15 };
-  const unbounded = createCapacityEstimator(settings);
-  const bounded = createCapacityEstimator({ ...settings, loadCeiling: 2 });
-  assert.ok(unbounded.loadAtLatency(300, 300).rps > 12_000, 'without a ceiling: the 10 × reading');
-  const censoredAt = bounded.loadAtLatency(300, 300);
-  assert.ok(Math.abs(censoredAt.rps - 2 * 1.2 * 1953) < 1e-6, `reads ${censoredAt.rps}`);
-  assert.equal(censoredAt.censored, true);
-  // Over the SLO but under the censoring latency, the curve reads 7,123 requests/s: capped,
-  // and only a lower bound.
-  const overSlo = bounded.loadAtLatency(170, 300);
-  assert.ok(Math.abs(overSlo.rps - 2 * 1.2 * 1953) < 1e-6 && overSlo.censored, `reads ${overSlo.rps}`);
-  // Under the ceiling nothing changes: the setpoint still reads Ĉ, as a point, not a bound.
-  for (const p95 of [110, 120, 140]) {
-    assert.deepEqual(bounded.loadAtLatency(p95, 300), unbounded.loadAtLatency(p95, 300), `at ${p95} ms`);
-  }
-  assert.ok(Math.abs(bounded.loadAtLatency(120, 300).rps - 1953) < 1e-6);
-  assert.equal(bounded.loadAtLatency(140, 300).censored, false);
 });
 
 test('a governor reading a probe on a one-process gateway neither floods it nor stalls', () => {
