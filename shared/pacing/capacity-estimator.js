@@ -40,9 +40,24 @@
  * @param {number} options.activeShare   load above this share of the estimate makes latency informative about it
  * @param {number} options.saturationRatio  the gateway's full-CPU throughput over its capacity at the setpoint (≥ 1): shapes the latency curve a latency-only source is read through
  * @param {number} options.latencyNoise  the least relative noise of one window's p95; more is measured (see measureNoise)
+ * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
+ * @param {number} [options.edgeRelax]  relative rise per window of the edge a crossing of the SLO sets, just after it (see learnEdge)
+ * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity }) {
   let capacity = capacityRps;
+  /** Where the gateway's edge is, as the last crossing of the SLO the estimate allowed put it (see learnEdge): the estimate stays under it. */
+  let edge = Infinity;
+  /** Windows since the edge was set: the longer, the faster it relaxes. */
+  let sinceEdge = 0;
+  /** The estimate before the crossing that set the edge, and how many windows the run over the SLO has lasted. */
+  let beforeEdge = Infinity;
+  let overRun = 0;
+  let edgeRun = false;
+  /** The most load carried with the p95 under the setpoint, forgotten at CARRIED_FORGET per window. */
+  let carried = 0;
+  /** The estimate's recent highest, forgotten at RECENT_FORGET per window. */
+  let recentHigh = capacityRps;
   /** @type {number | null} */
   let base = baseLatencyMs;
   /** The load the base latency was seen at (0: the configured idle latency). */
@@ -111,6 +126,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     // test gateway put 2.0% of its windows over the SLO, not 1.4%). Over the setpoint any window
     // is evidence: a noisy neighbour shows at whatever load.
     const loaded = rps >= activeShare * capacity;
+    learnEdge(rps, p95Ms);
     if (p95Ms >= sloMs) demonstrated = 0;
     else if (p95Ms < setpointMs) demonstrated = Math.max(demonstrated, rps);
     if (cObs < capacity) {
@@ -126,13 +142,61 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
       // the two-point fit read the recovery as no capacity at all (an independent model's
       // two drops: 6-9 sends/s for 12 minutes after the first). Forget it; the next healthy
       // windows measure it again.
-      if (p95Ms >= sloMs && baseLatencyMs === null && rps < 0.8 * before) rebase = true;
+      if (p95Ms >= sloMs && baseLatencyMs === null && rps < LOSS_SHARE * before) rebase = true;
     } else {
       // Latency says there is more room. Trust it when the gateway is loaded near the
       // estimate; when it is not, only recover towards the prior.
       const target = loaded ? cObs : Math.min(cObs, capacityRps);
       if (target > capacity) capacity = Math.min(capacity * (1 + riseLimit), capacity + riseGain * (target - capacity));
     }
+    // The first windows of a crossing at the edge drop the estimate to just under it, not
+    // to the two-point fit's reading: on a cliff the fit, a single queue's curve, puts the
+    // capacity far under the load the gateway had just carried within the setpoint.
+    if (edgeRun && overRun <= EDGE_RUN_WINDOWS) capacity = Math.max(capacity, Math.min(beforeEdge, EDGE_FLOOR * edge));
+    capacity = Math.min(capacity, Math.max(edge, capacity * (1 - dropLimit)));
+  }
+
+  /**
+   * The gateway's edge. Where the p95 is flat until a cliff (many processes behind one
+   * queue), latency under the setpoint says nothing about where the cliff is: every loaded
+   * window under it reads as room, and the estimate rises by riseLimit per window until the
+   * load crosses the SLO; the two-point fit then reads the crossing through a single queue's
+   * curve, far too low, and the campaign waits for minutes before rising to cross again
+   * (mixed/4050326413, tuning seed 11: 1,647 → 911 requests/s at each crossing, where the
+   * gateway had carried 1,470 under the setpoint; 73 of 1,078 windows over the SLO).
+   *
+   * The first window over the SLO at load y says the capacity at the SLO is under y, so the
+   * capacity at the setpoint is under y / sloCapacityRatio, and over the most load the
+   * gateway carried under the setpoint lately: the edge is the larger. The estimate stays
+   * under it; a window under the setpoint at a load above it lifts it there; and it relaxes,
+   * slowly at first and faster the longer no crossing comes (edgeRelax × (1 + n /
+   * edgeProbeWindows)² per window, n windows after it was set), so that a gateway that has
+   * grown since is found again, as a congestion window probes past its last loss.
+   *
+   * Only a crossing the estimate allowed sets it: one at a load near the estimate (a crossing
+   * well under it is a capacity loss, which `rebase` answers), near the most load carried
+   * lately, and with the estimate near its recent highest (a latency that warned first, and
+   * pulled the estimate down, is a gateway that changed).
+   * @param {number} rps @param {number} p95Ms
+   */
+  function learnEdge(rps, p95Ms) {
+    const over = p95Ms >= sloMs;
+    overRun = over ? overRun + 1 : 0;
+    if (!over) edgeRun = false;
+    if (over && overRun === 1 && rps >= LOSS_SHARE * capacity && rps >= EDGE_SHARE * carried && capacity >= EDGE_SHARE * recentHigh) {
+      edge = Math.min(edge, Math.max(rps / sloCapacityRatio, carried));
+      edgeRun = true;
+      beforeEdge = capacity;
+      sinceEdge = 0;
+    }
+    recentHigh = Math.max(recentHigh * (1 - RECENT_FORGET), capacity);
+    carried *= 1 - CARRIED_FORGET;
+    if (p95Ms < setpointMs) {
+      carried = Math.max(carried, rps);
+      edge = Math.max(edge, rps);
+    }
+    sinceEdge++;
+    edge *= 1 + edgeRelax * (1 + sinceEdge / edgeProbeWindows) ** 2;
   }
 
   /**
@@ -234,9 +298,21 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     update,
     loadAtLatency,
     get capacity() { return capacity; },
-    snapshot() { return { capacity, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
+    snapshot() { return { capacity, capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
+
+/** A window over the SLO at a load under this share of the estimate is a capacity loss, not the estimate's error. */
+const LOSS_SHARE = 0.8;
+/** A crossing sets the edge only at a load above this share of the most load carried lately, and with the estimate above this share of its recent highest. */
+const EDGE_SHARE = 0.9;
+/** The first windows of a run over the SLO that set the edge, and the share of the edge the estimate stays at or above during them. */
+const EDGE_RUN_WINDOWS = 3;
+const EDGE_FLOOR = 0.95;
+/** The most load carried under the setpoint is forgotten at this share per window (about a thousand windows' memory). */
+const CARRIED_FORGET = 0.001;
+/** The estimate's recent highest is forgotten at this share per window (about a hundred windows' memory). */
+const RECENT_FORGET = 0.01;
 
 /** Share of the way the measured p95 noise moves per window: about ten windows' memory. */
 const NOISE_GAIN = 0.1;

@@ -49,6 +49,8 @@ import { InputError } from '../errors.js';
  * @property {number} missStep          relative cut of that trim per run of windows over the SLO
  * @property {number} missFloor         the trim's lowest value
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
+ * @property {number} capacityEdgeRelax  relative rise per metrics window of the edge a crossing of the SLO sets on the capacity estimate, just after the crossing
+ * @property {number} capacityEdgeProbeWindows  that rise grows as (1 + n / this)² with the windows n since the crossing
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
  *
@@ -115,6 +117,8 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityRiseGain: 0.1,
   capacityDropGain: 0.1,
   capacityActiveShare: 0.9,
+  capacityEdgeRelax: 0.0003,
+  capacityEdgeProbeWindows: 360,
   sloCapacityRatio: 1,
   sloMargin: 0.3,
 
@@ -165,7 +169,7 @@ export function resolveControllerOptions(options = {}) {
     }
   }
   const o = /** @type {ControllerOptions} */ (merged);
-  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor', 'likelihoodWeight']);
+  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor', 'likelihoodWeight', 'capacityEdgeProbeWindows']);
   for (const key of positive) if (!(o[key] > 0)) throw new InputError(`controller option ${key} must be > 0, got ${o[key]}`);
   if (o.setpointRatio > 1) throw new InputError(`controller option setpointRatio must be ≤ 1 (a share of the SLO), got ${o.setpointRatio}`);
   if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);

@@ -100,7 +100,10 @@ export function createInspectableController(options) {
     dropGain: o.capacityDropGain,
     activeShare: o.capacityActiveShare,
     saturationRatio: o.saturationRatio,
-    latencyNoise: o.latencyNoise
+    latencyNoise: o.latencyNoise,
+    sloCapacityRatio: o.sloCapacityRatio,
+    edgeRelax: o.capacityEdgeRelax,
+    edgeProbeWindows: o.capacityEdgeProbeWindows
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);

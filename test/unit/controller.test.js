@@ -765,6 +765,63 @@ test('on a steady gateway, light-load windows under the setpoint lower the capac
   assert.ok(c.capacity < 0.7 * before, `over the SLO: ${c.capacity}`);
 });
 
+test('on a gateway whose p95 is flat until a cliff, a crossing of the SLO sets an edge the capacity estimate stays under, relaxing faster the longer it holds; a capacity loss sets none', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  // 90 ms whatever the load up to 960 requests/s, then the queue: the load test said 1,000.
+  const cliffAt = (/** @type {number} */ edge) => (/** @type {number} */ rps) => (rps < edge ? 90 : 90 + 40 * (rps - edge + 10));
+  const options = { capacityRps: 1000, setpointMs: 100, sloMs: 125, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1, edgeRelax: 0.0003, edgeProbeWindows: 360 };
+  /** A campaign whose load is 93% of the estimate (the plan's own caution), window by window. */
+  const campaign = (/** @type {ReturnType<typeof createCapacityEstimator>} */ c, /** @type {(rps: number) => number} */ p95, /** @type {number} */ windows) => {
+    let crossings = 0;
+    for (let i = 0; i < windows; i++) {
+      const rps = 0.93 * c.capacity;
+      if (p95(rps) >= options.sloMs) crossings++;
+      c.update({ rps, p95Ms: p95(rps) });
+    }
+    return crossings;
+  };
+  const cliff = cliffAt(960);
+  const c = createCapacityEstimator(options);
+  for (let i = 0; i < 10; i++) c.update({ rps: 500, p95Ms: cliff(500) });
+  // Loaded windows under the cliff raise the estimate until the load crosses it.
+  let before = c.capacity;
+  while (cliff(0.93 * c.capacity) < options.sloMs) {
+    before = c.capacity;
+    c.update({ rps: 0.93 * c.capacity, p95Ms: cliff(0.93 * c.capacity) });
+  }
+  const y = 0.93 * c.capacity;
+  c.update({ rps: y, p95Ms: cliff(y) });
+  const s = c.snapshot();
+  // The single queue's curve through the base point reads the crossing as a capacity far
+  // under the load just carried; the edge keeps the estimate just under the crossing instead.
+  assert.ok(s.observedCapacity < 0.8 * y, `the fit's reading ${s.observedCapacity} at ${y}`);
+  assert.ok(s.capacityEdge >= y && s.capacityEdge < 1.01 * y, `edge ${s.capacityEdge} after a crossing at ${y}`);
+  assert.ok(c.capacity >= 0.95 * y && c.capacity <= before, `estimate ${c.capacity} after the crossing at ${y}`);
+  // Without the edge the estimate climbs back by riseLimit per window and crosses again
+  // within minutes (a crossing every 5-10 windows); under it, the next crossing waits for the
+  // edge to relax past the cliff.
+  assert.ok(campaign(c, cliff, 300) <= 3, 'crossings in 300 windows');
+
+  // The gateway grows (a deploy): its cliff moves to 1,500. The edge, relaxing faster the
+  // longer no crossing comes, lets the estimate find it within the campaign: windows under
+  // the setpoint above the edge lift it at once.
+  const grown = cliffAt(1500);
+  campaign(c, grown, 600);
+  assert.ok(c.capacity > 1400, `after the gateway grew: ${c.capacity}`);
+
+  // A gateway that changed: it carried 900 under the setpoint, then its p95 rose at the same
+  // load (a noisy neighbour moving in), the estimate fell, and then it crossed. The latency
+  // warned, so the crossing is a change, not the estimate's error: no edge, and once the
+  // neighbour leaves, loaded windows raise the estimate as before.
+  const changed = createCapacityEstimator(options);
+  for (let i = 0; i < 10; i++) changed.update({ rps: 900, p95Ms: 92 });
+  for (const p95Ms of [105, 112, 118, 122]) changed.update({ rps: 900, p95Ms });
+  changed.update({ rps: 880, p95Ms: 140 });
+  assert.equal(changed.snapshot().capacityEdge, Infinity);
+  for (let i = 0; i < 100; i++) changed.update({ rps: 0.95 * changed.capacity, p95Ms: 92 });
+  assert.ok(changed.capacity > 1000, `after the change: ${changed.capacity}`);
+});
+
 test('the plan keeps room for load noise the filters do not explain, measured from their innovations, and only for that', () => {
   /** Windows of a flat 300-rps baseline with `sigma` of noise beyond Poisson, no sends; the last decision and snapshot. */
   const run = (/** @type {number} */ sigma, /** @type {number} */ excessNoiseWeight) => {
