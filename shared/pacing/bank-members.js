@@ -24,6 +24,7 @@ import { createRatePlanner } from './rate-planner.js';
  * @property {number} dtMs
  * @property {number} [variance]
  * @property {boolean} [censored]
+ * @property {number} [extraVariance]  load noise beyond the measurement's (the bank's measured excess)
  */
 
 /** The prior's requests per send and its standard deviation. @param {Pick<ControllerOptions, 'openProbability' | 'requestsPerOpen' | 'priorUncertainty' | 'confidence'>} o */
@@ -74,6 +75,20 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
   const planner = createRatePlanner({ kernel, cumulative: cumulativeKernel(kernel), binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare });
   /** @param {MetricsWindow} w */
   const unitLoadOf = (w) => ledger.meanOver(w.windowStartMs, w.windowEndMs);
+  const shapeErrors = shapeErrorLedgers(o, medianFactor, sigmaFactor);
+  /**
+   * The variance a window's prediction owes to an error in this member's shape: the gain times
+   * the change in the window's unit load that the shape's median or σ off by shapeErrorFactor
+   * would make, squared (the gain's expected square, since it is uncertain too).
+   * @param {MetricsWindow} w
+   */
+  function shapeErrorVariance(w) {
+    if (shapeErrors.length === 0) return 0;
+    const { gain, paa } = params.estimate();
+    let change = 0;
+    for (const l of shapeErrors) change += l.meanOver(w.windowStartMs, w.windowEndMs) ** 2;
+    return (gain * gain + paa) * change;
+  }
   return {
     label: `median×${medianFactor.toFixed(2)} σ×${sigmaFactor.toFixed(2)}`,
     medianFactor,
@@ -83,13 +98,15 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
     committed: ledger.at,
     /** @param {number} nowMs @param {number} fromMs @param {number} toMs @param {number} count */
     record(nowMs, fromMs, toMs, count) {
-      ledger.advanceTo(Math.floor(nowMs / o.binMs));
-      ledger.addSends(fromMs, toMs, count);
+      for (const l of [ledger, ...shapeErrors]) {
+        l.advanceTo(Math.floor(nowMs / o.binMs));
+        l.addSends(fromMs, toMs, count);
+      }
     },
     /** @param {MetricsWindow} w */
     predict: (w) => params.predict({ ...w, unitLoad: unitLoadOf(w) }),
-    /** @param {MetricsWindow} w */
-    update: (w) => params.update({ ...w, unitLoad: unitLoadOf(w) }),
+    /** The shape's own error counts as noise in what the window teaches, not in how the member is scored. @param {MetricsWindow} w */
+    update: (w) => params.update({ ...w, unitLoad: unitLoadOf(w), extraVariance: (w.extraVariance ?? 0) + shapeErrorVariance(w) }),
     estimate: params.estimate,
     bumpBaseline: params.bumpBaseline,
     resetGain: params.resetGain,
@@ -98,6 +115,29 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
     get initialised() { return params.initialised; },
     snapshot: params.snapshot
   };
+}
+
+/**
+ * Ledgers of how a member's unit load changes when its median, or its σ, is off by
+ * shapeErrorFactor either way: the send history convolved with half the difference of the
+ * kernels at × and ÷ the factor (none when the factor is 1). Each kernel's mass is 1 whatever
+ * the shape, so in steady sending the changes cancel; they are large while the load ramps up
+ * and the window sees only the kernel's left tail.
+ * @param {Readonly<ControllerOptions>} o
+ * @param {number} medianFactor
+ * @param {number} sigmaFactor
+ */
+function shapeErrorLedgers(o, medianFactor, sigmaFactor) {
+  const f = o.shapeErrorFactor;
+  if (!(f > 1)) return [];
+  const kernelOf = (/** @type {number} */ m, /** @type {number} */ s) => binKernel(shapeMassPerSecond(o, m, s), o.binMs / 1000);
+  return [[f, 1], [1, f]].map(([fm, fs]) => {
+    const up = kernelOf(medianFactor * fm, sigmaFactor * fs);
+    const down = kernelOf(medianFactor / fm, sigmaFactor / fs);
+    const change = new Float64Array(Math.max(up.length, down.length));
+    for (let j = 0; j < change.length; j++) change[j] = ((up[j] ?? 0) - (down[j] ?? 0)) / 2;
+    return createLoadLedger({ kernel: change, binMs: o.binMs, pastBins: pastBinsOf(o) });
+  });
 }
 
 /**

@@ -348,6 +348,7 @@ export function createModelBank(o) {
           medianFactor: m.member.medianFactor,
           sigmaFactor: m.member.sigmaFactor,
           requestsPerSend: m.member.estimate().gain,
+          requestsPerSendSd: Math.sqrt(m.member.estimate().paa),
           logLikelihood: score(m) - score(top),
           z: m.z,
           plannedRate: m.lastPlan

@@ -381,7 +381,9 @@ test('the model bank: shapes the data cannot tell apart all plan at full caution
 test('likelihoodWeight: one window counts for that share of an independent observation in the shape likelihoods, and the estimates do not change', () => {
   /** The bank 100 s after a burst of 50,000 sends whose wake-ups follow the nominal shape. @param {number} likelihoodWeight */
   const afterBurst = (likelihoodWeight) => {
-    const bank = createModelBank(resolveControllerOptions({ likelihoodWeight }));
+    // Without the shape's own error, which makes every member's prediction less sharp while the
+    // load ramps up and so slows how soon the data rule one out (its own test is below).
+    const bank = createModelBank(resolveControllerOptions({ likelihoodWeight, shapeErrorFactor: 1 }));
     bank.record(300_000, 290_000, 300_000, 0);
     bank.observe({ rps: 400, windowStartMs: 280_000, windowEndMs: 290_000, dtMs: 10_000 });
     burstThrough(bank, 300_000, 10);
@@ -398,6 +400,54 @@ test('likelihoodWeight: one window counts for that share of an independent obser
   assert.ok(counting(quarter) > counting(whole), `at a quarter, more members still count: ${counting(quarter)} against ${counting(whole)}`);
   assert.throws(() => createController({ likelihoodWeight: 0 }), /likelihoodWeight must be > 0/);
   assert.throws(() => createController({ likelihoodWeight: 1.5 }), /likelihoodWeight must be ≤ 1/);
+});
+
+test('the shape\'s own error: while a campaign ramps up, what its left tail shows does not pin a member\'s gain down; in steady sending it costs nothing', () => {
+  /**
+   * A bank that has watched the idle gateway (400 requests/s), then sends 300/s to users who
+   * open as the slow member (median × 9) says but within a narrower spread (σ 0.7 against 1):
+   * that member's left tail expects more early load than comes.
+   * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} options
+   * @param {{ minutes: number, sigma: number, medianMs: number }} world
+   */
+  const sending = (options, { minutes, sigma, medianMs }) => {
+    const bank = createModelBank(resolveControllerOptions(options));
+    let now = 0;
+    for (let k = 0; k < 30; k++) {
+      now += 10_000;
+      bank.record(now, now - 10_000, now, 0);
+      bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+    }
+    const start = now;
+    const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs, sigma }], session: { kind: 'uniform', lengthMs: 60_000 } });
+    const push = predictLoad(new Float64Array(minutes * 60).fill(300), mass, 1.5, minutes * 60);
+    for (let k = 0; k < minutes * 6; k++) {
+      now += 10_000;
+      bank.record(now, now - 10_000, now, 3000);
+      let rps = 0;
+      for (let t = (now - start) / 1000 - 20; t < (now - start) / 1000 - 10; t++) rps += (400 + (t >= 0 ? push[t] : 0)) / 10;
+      bank.observe({ rps, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+    }
+    return bank.snapshot().members;
+  };
+  const slow = { minutes: 4, sigma: 0.7, medianMs: 9 * 90_000 };
+  const upper = (/** @type {ReturnType<typeof sending>} */ members, /** @type {number} */ medianFactor) => {
+    const m = members.find((x) => x.medianFactor === medianFactor && x.sigmaFactor === 1);
+    assert.ok(m);
+    return m.requestsPerSend + 2 * m.requestsPerSendSd;
+  };
+  // Four minutes in, the true gain (1.5) is within the slow member's upper bound; without the
+  // shape's error the member reads the missing early load as a low gain, confidently.
+  assert.ok(upper(sending({}, slow), 9) >= 1.5, `with the shape's error: ${upper(sending({}, slow), 9)}`);
+  assert.ok(upper(sending({ shapeErrorFactor: 1 }, slow), 9) < 1.5, `without: ${upper(sending({ shapeErrorFactor: 1 }, slow), 9)}`);
+  // Sending steadily for an hour to users who open as the nominal member says: its gain is
+  // learnt as well with the shape's error as without (the changes cancel once the load is steady).
+  const nominal = { minutes: 60, sigma: 1, medianMs: 90_000 };
+  const [withError, without] = [sending({}, nominal), sending({ shapeErrorFactor: 1 }, nominal)].map((ms) => ms.find((x) => x.medianFactor === 1 && x.sigmaFactor === 1));
+  assert.ok(withError && without);
+  assert.ok(Math.abs(withError.requestsPerSend - 1.5) < 0.02 && Math.abs(without.requestsPerSend - 1.5) < 0.02, `gains ${withError.requestsPerSend}, ${without.requestsPerSend}`);
+  assert.ok(withError.requestsPerSendSd < 1.1 * without.requestsPerSendSd, `sd ${withError.requestsPerSendSd} against ${without.requestsPerSendSd}`);
+  assert.throws(() => createController({ shapeErrorFactor: 0.5 }), /shapeErrorFactor must be ≥ 1/);
 });
 
 test('the planner with the devices still to send: the same plan while they cover the horizon, faster towards the end, and still within capacity', async () => {
