@@ -381,9 +381,7 @@ test('the model bank: shapes the data cannot tell apart all plan at full caution
 test('likelihoodWeight: one window counts for that share of an independent observation in the shape likelihoods, and the estimates do not change', () => {
   /** The bank 100 s after a burst of 50,000 sends whose wake-ups follow the nominal shape. @param {number} likelihoodWeight */
   const afterBurst = (likelihoodWeight) => {
-    // Without the shape's own error, which makes every member's prediction less sharp while the
-    // load ramps up and so slows how soon the data rule one out (its own test is below).
-    const bank = createModelBank(resolveControllerOptions({ likelihoodWeight, shapeErrorFactor: 1 }));
+    const bank = createModelBank(resolveControllerOptions({ likelihoodWeight }));
     bank.record(300_000, 290_000, 300_000, 0);
     bank.observe({ rps: 400, windowStartMs: 280_000, windowEndMs: 290_000, dtMs: 10_000 });
     burstThrough(bank, 300_000, 10);
@@ -437,13 +435,14 @@ test('the shape\'s own error: while a campaign ramps up, what its left tail show
     return m.requestsPerSend + 2 * m.requestsPerSendSd;
   };
   // Four minutes in, the true gain (1.5) is within the slow member's upper bound; without the
-  // shape's error the member reads the missing early load as a low gain, confidently.
-  assert.ok(upper(sending({}, slow), 9) >= 1.5, `with the shape's error: ${upper(sending({}, slow), 9)}`);
-  assert.ok(upper(sending({ shapeErrorFactor: 1 }, slow), 9) < 1.5, `without: ${upper(sending({ shapeErrorFactor: 1 }, slow), 9)}`);
+  // shape's error (the default) the member reads the missing early load as a low gain, confidently.
+  const shapeError = { shapeErrorFactor: 1.728 };
+  assert.ok(upper(sending(shapeError, slow), 9) >= 1.5, `with the shape's error: ${upper(sending(shapeError, slow), 9)}`);
+  assert.ok(upper(sending({}, slow), 9) < 1.5, `without: ${upper(sending({}, slow), 9)}`);
   // Sending steadily for an hour to users who open as the nominal member says: its gain is
   // learnt as well with the shape's error as without (the changes cancel once the load is steady).
   const nominal = { minutes: 60, sigma: 1, medianMs: 90_000 };
-  const [withError, without] = [sending({}, nominal), sending({ shapeErrorFactor: 1 }, nominal)].map((ms) => ms.find((x) => x.medianFactor === 1 && x.sigmaFactor === 1));
+  const [withError, without] = [sending(shapeError, nominal), sending({}, nominal)].map((ms) => ms.find((x) => x.medianFactor === 1 && x.sigmaFactor === 1));
   assert.ok(withError && without);
   assert.ok(Math.abs(withError.requestsPerSend - 1.5) < 0.02 && Math.abs(without.requestsPerSend - 1.5) < 0.02, `gains ${withError.requestsPerSend}, ${without.requestsPerSend}`);
   assert.ok(withError.requestsPerSendSd < 1.1 * without.requestsPerSendSd, `sd ${withError.requestsPerSendSd} against ${without.requestsPerSendSd}`);

@@ -198,7 +198,6 @@ test('slow openers: the bank keeps a late wake-up possible, where members near t
   assert.equal(withSlow.gatewayErrors, 0);
   assert.ok(withSlow.sloViolationShare < 0.1, `${(100 * withSlow.sloViolationShare).toFixed(1)}% of the windows over the SLO`);
   assert.ok(withSlow.completed, 'finished');
-  // Without them: millions of errors, and a large share of the windows over (30%; 65% without
-  // the shape's own error as well: that alone keeps some of the gain's doubt, not enough).
-  assert.ok(without.sloViolationShare > 0.2 && without.gatewayErrors > 1e6, `without: ${(100 * without.sloViolationShare).toFixed(1)}% over, ${without.gatewayErrors} errors`);
+  // Without them: most windows over and millions of errors.
+  assert.ok(without.sloViolationShare > 0.3 && without.gatewayErrors > 1e6, `without: ${(100 * without.sloViolationShare).toFixed(1)}% over, ${without.gatewayErrors} errors`);
 });
