@@ -65,6 +65,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let lastObserved = Infinity;
   /** A capacity loss was seen: the next healthy window measures the base point anew. */
   let rebase = false;
+  /** The estimate and base point before the last capacity loss, until the gateway shows that curve again. @type {{ capacity: number, baseMs: number, baseRps: number } | null} */
+  let lost = null;
   /** The most load the gateway carried with its p95 under the setpoint, since its last window over the SLO. */
   let demonstrated = 0;
   /** ln p95 of the last window, and the mean square of its change from window to window (prior: latencyNoise). */
@@ -76,15 +78,16 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * @param {number} rps
    * @param {number} p95Ms
    * @param {number} baseMs
+   * @param {number} [fromRps]  the load the base latency was seen at
    */
-  function observedCapacity(rps, p95Ms, baseMs) {
+  function observedCapacity(rps, p95Ms, baseMs, fromRps = baseRps) {
     if (p95Ms <= baseMs * 1.02) return Infinity;
     // Through both points; when the base point no longer lies on the curve (capacity has
     // changed since), the fit gives no queue beyond the loads seen, and the one-point form
     // takes over.
-    let mu = (p95Ms * rps - baseMs * baseRps) / (p95Ms - baseMs);
-    let idleMs = baseMs * (1 - baseRps / mu);
-    if (!(mu > 1.001 * Math.max(rps, baseRps))) {
+    let mu = (p95Ms * rps - baseMs * fromRps) / (p95Ms - baseMs);
+    let idleMs = baseMs * (1 - fromRps / mu);
+    if (!(mu > 1.001 * Math.max(rps, fromRps))) {
       mu = rps / (1 - baseMs / p95Ms);
       idleMs = baseMs;
     }
@@ -142,7 +145,17 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
       // the two-point fit read the recovery as no capacity at all (an independent model's
       // two drops: 6-9 sends/s for 12 minutes after the first). Forget it; the next healthy
       // windows measure it again.
-      if (p95Ms >= sloMs && baseLatencyMs === null && rps < LOSS_SHARE * before) rebase = true;
+      if (p95Ms >= sloMs && baseLatencyMs === null && rps < LOSS_SHARE * before) {
+        rebase = true;
+        if (base !== null && (lost === null || before > lost.capacity)) lost = { capacity: before, baseMs: base, baseRps };
+      }
+    } else if (lost !== null && loaded && observedCapacity(rps, p95Ms, lost.baseMs, lost.baseRps) >= lost.capacity) {
+      // The loss is over: loaded near the estimate, the gateway is as fast as on the curve it
+      // had before the loss, so it has that capacity again. Rising by riseLimit per window,
+      // the estimate took 450 s to get back after the noisy neighbour left, at half the load
+      // the gateway could take.
+      capacity = Math.max(capacity, lost.capacity);
+      lost = null;
     } else {
       // Latency says there is more room. Trust it when the gateway is loaded near the
       // estimate; when it is not, only recover towards the prior.

@@ -128,6 +128,8 @@ export function createInspectableController(options) {
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
   let lastLoad = null;
+  /** The last window's p95. @type {number | null} */
+  let lastP95 = null;
   /** The gain prior the next campaign starts from (wake-up-memory.js); null: the configured one. @type {GainPrior | null} */
   let gainPrior = null;
   /** Sends since the last reset: the campaign(s) the current estimate was learned from. */
@@ -201,20 +203,26 @@ export function createInspectableController(options) {
       capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms });
       misses.observe(gateway.p95Ms > o.sloP95Ms);
       // A saturated gateway's request counter shows its throughput, not the demand: the
-      // window says the load was at least that much (censored). A latency-only source's
-      // load is read off the capacity curve; the source's own request rate (a probe's) is
-      // never gateway load.
+      // window says the load was at least that much (censored). Not once the demand has
+      // fallen back: the gateway then serves its queue at full speed, more than arrives. In
+      // a saturated FIFO queue the wait grows by (λ − y)/y per second, so a window whose p95
+      // fell since the last says the load was at least y·(1 + Δp95/Δt) ("A draining queue",
+      // docs/pacing.md). A latency-only source's load is read off the capacity curve; the
+      // source's own request rate (a probe's) is never gateway load.
       const saturated = gateway.p95Ms >= 2 * o.sloP95Ms || gateway.errorRatio > o.maxErrorRatio;
+      const dtMs = lastWindowAt === null ? o.metricsWindowMs : now - lastWindowAt;
+      const drained = saturated && lastP95 !== null ? Math.max(0, 1 + Math.min(0, gateway.p95Ms - lastP95) / dtMs) : 1;
       const load = gateway.rps === null
         ? capacity.loadAtLatency(gateway.p95Ms, 2 * o.sloP95Ms)
-        : { rps: gateway.rps, variance: undefined, censored: false };
+        : { rps: gateway.rps * drained, variance: undefined, censored: false };
+      lastP95 = gateway.p95Ms;
       bank.observe({
         rps: load.rps,
         variance: load.variance,
         censored: saturated || load.censored,
         windowStartMs: windowEnd - o.metricsWindowMs,
         windowEndMs: windowEnd,
-        dtMs: lastWindowAt === null ? o.metricsWindowMs : now - lastWindowAt
+        dtMs
       });
       lastWindowAt = now;
       lastLoad = load.rps;

@@ -655,6 +655,22 @@ test('overload is evidence: saturated windows raise the baseline estimate instea
   assert.ok(before < 420 && after > 650, `baseline ${before.toFixed(0)} → ${after.toFixed(0)}`);
 });
 
+test('a draining queue: a saturated window whose p95 falls is a lower bound at what arrived, not at what the gateway served', () => {
+  const w = warmed({});
+  const before = w.controller.snapshot().baseline;
+  // A queue left by an overload drains: the gateway serves 750 requests/s while the
+  // baseline's 400 arrive, and the wait falls by 350/750 s each second (4.7 s per window).
+  // Read as demand, the 750 served lifted the baseline estimate to 750.
+  w.step({ p95Ms: 30_000, p99Ms: 40_000, errorRatio: 0, rps: 750 });
+  /** @type {number[]} */
+  const seen = [];
+  for (let i = 1; i <= 6; i++) {
+    w.step({ p95Ms: 30_000 - 4_700 * i, p99Ms: 40_000 - 4_700 * i, errorRatio: 0, rps: 750 });
+    seen.push(w.controller.snapshot().baseline);
+  }
+  assert.ok(before < 420 && Math.max(...seen) < 450, `baseline ${before.toFixed(0)} → ${seen.map((b) => b.toFixed(0)).join(', ')}`);
+});
+
 test('a jump in the baseline is detected and re-estimated within a few windows', () => {
   const w = warmed({});
   /** @type {number[]} */
@@ -761,6 +777,31 @@ test('after a capacity loss the capacity fit forgets its old base point and meas
   assert.equal(s.rebase, false);
   assert.equal(s.baseRps, 250);
   assert.equal(s.baseLatencyMs, 230);
+});
+
+test('after a capacity loss, a loaded window as fast as the curve before the loss gives the estimate back at once', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  const run = (/** @type {number} */ p95Ms) => {
+    const c = createCapacityEstimator({ capacityRps: 1000, setpointMs: 320, sloMs: 400, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15 });
+    for (let i = 0; i < 10; i++) c.update({ rps: 400, p95Ms: 150 });
+    for (let i = 0; i < 10; i++) c.update({ rps: 950, p95Ms: 300 });
+    const before = c.capacity;
+    // A noisy neighbour: over the SLO at 600 requests/s; then ten windows at the setpoint under the lower estimate.
+    c.update({ rps: 600, p95Ms: 900 });
+    for (let i = 0; i < 10; i++) c.update({ rps: 0.95 * c.capacity, p95Ms: 310 });
+    const during = c.capacity;
+    // Then one window loaded near that estimate, at `p95Ms`: the curve before the loss puts
+    // about 175 ms there (through 150 ms at 400 requests/s and the setpoint at `before`).
+    c.update({ rps: 0.95 * c.capacity, p95Ms });
+    return { before, during, after: c.capacity };
+  };
+  const back = run(160);
+  assert.ok(back.during < 0.65 * back.before, `during the loss: ${back.during.toFixed(0)} of ${back.before.toFixed(0)}`);
+  assert.equal(back.after, back.before);
+  // Faster than during the loss but slower than before it: a partial recovery, which the
+  // estimate climbs by riseLimit per window as ever.
+  const partial = run(230);
+  assert.ok(partial.after > partial.during && partial.after <= partial.during * 1.02 + 1e-9, `partial: ${partial.during.toFixed(0)} → ${partial.after.toFixed(0)}`);
 });
 
 test('the filters count the load noise they do not explain as measurement noise, and the noise is still measured whole', async () => {
