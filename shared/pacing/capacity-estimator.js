@@ -288,19 +288,9 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * at least ℓ₀ (a gateway whose floor is its service time, where the M/M/1 curve holds).
    * At the setpoint it reads Ĉ exactly, whatever the true curve, so the plan's fixed point
    * stays at the setpoint latency; away from it the error is absorbed into the baseline
-   * estimate. Below the base the curve says nothing (0). Over `censorMs` (the gateway
-   * saturated: the p95 is a queue's, not a load's) the answer is a lower bound, and never
-   * above the gateway's full-CPU throughput (saturationRatio·Ĉ): a growing queue says the
-   * demand exceeds what the gateway serves, not by how much. Where the base is close to the
-   * setpoint (most of the p95 fixed latency downstream), the curve through (Ĉ, ℓ*) is a queue
-   * that barely waits at Ĉ and its μ is many times Ĉ: in the simulator (28 processes behind
-   * 67 ms of downstream latency, SLO 150 ms, base 108 ms) a saturated window read as at least
-   * 12,500 requests/s on a gateway that serves 1,970, the baseline estimate went to 11,000 and
-   * the plan sat at the minimum rate for 40 minutes. Under the censor the curve's reading
-   * stands, high as it may be: near a cliff it is the caution that keeps the next windows
-   * within the SLO (capped there too, a tuning seed's quiet windows over went 0.71% → 0.87%).
-   * The variance propagates one window's p95 noise (windowNoise()·ℓ) through the curve's
-   * slope μ·τ/(τ + x)².
+   * estimate. Below the base the curve says nothing (0). The variance propagates one window's
+   * p95 noise (windowNoise()·ℓ) through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the
+   * gateway saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
    * @param {number} p95Ms
    * @param {number} censorMs      latency above which the load is only a lower bound
    * @returns {{ rps: number, variance: number, censored: boolean }}
@@ -312,8 +302,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     const mu = (capacity * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
-    const curve = (mu * x) / (tau + x);
-    const rps = censored ? Math.min(curve, saturationRatio * capacity) : curve;
+    const rps = (mu * x) / (tau + x);
     const slope = (mu * tau) / (tau + x) ** 2;
     return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
   }
