@@ -5,20 +5,30 @@
 // `node bench/information-limit.js [count]` prints the markdown of its bench/RESULTS.md
 // section; `npm run bench -- information-limit` appends it.
 import { fileURLToPath } from 'node:url';
-import { informationLimit, FAST_FACTOR } from '../sim/information-limit.js';
+import { informationLimit, FAST_FACTOR, LATENCY_RESOLUTION } from '../sim/information-limit.js';
 import { worldSeed } from '../sim/families.js';
+import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
 import { heldOutSeeds, HOLDOUT_COUNT } from './holdout.js';
 
 /** The families where nothing unannounced happens: the twin is the only thing unknown. */
 const QUIET_FAMILIES = /** @type {const} */ (['lognormal', 'bimodal', 'pareto', 'exponential', 'small']);
 const STRETCHES = [1.15, 1.4];
-const TWINS = /** @type {const} */ (['gain', 'late', 'fast']);
+const TWINS = /** @type {const} */ (['gain', 'late', 'fast', 'baseline']);
+/** A latency-only source's p95 known to LATENCY_RESOLUTION (generous), and to the noise the controller assumes. */
+const RESOLUTIONS = [LATENCY_RESOLUTION, CONTROLLER_DEFAULTS.latencyNoise];
 
 /** @param {{ count?: number }} [options] */
 export function benchInformationLimit({ count = HOLDOUT_COUNT } = {}) {
   const started = performance.now();
   const seeds = heldOutSeeds();
-  const worlds = QUIET_FAMILIES.flatMap((family) => Array.from({ length: count }, (_, k) => ({ family, ...informationLimit(family, worldSeed(family, seeds.heldOut[family], k), { stretches: STRETCHES, twins: [...TWINS] }) })));
+  const options = { stretches: STRETCHES, twins: [...TWINS] };
+  const worlds = QUIET_FAMILIES.flatMap((family) => Array.from({ length: count }, (_, k) => {
+    const seed = worldSeed(family, seeds.heldOut[family], k);
+    const world = informationLimit(family, seed, options);
+    // Where the source sees latency only, the same world once more with its p95 known only as well as the controller assumes.
+    const coarse = world.latencyOnly ? informationLimit(family, seed, { ...options, latencyResolution: RESOLUTIONS[1] }) : null;
+    return { family, ...world, coarseCases: coarse?.cases ?? null };
+  }));
   return { count, worlds, runtimeMs: Math.round(performance.now() - started) };
 }
 
@@ -49,19 +59,40 @@ export function formatInformationLimitSection(r) {
       }
     }
   }
+  // By source: a world is limited at a stretch when any of its twins limits it.
+  const limitedBy = (/** @type {typeof r.worlds[number]} */ w, /** @type {number} */ stretch, coarse = false) =>
+    (coarse && w.coarseCases ? w.coarseCases : w.cases).some((c) => c.stretch === stretch && c.limited);
+  const bySource = [];
+  for (const [source, worlds, coarse] of /** @type {Array<[string, typeof r.worlds, boolean]>} */ ([
+    ['request rate', r.worlds.filter((w) => !w.latencyOnly), false],
+    [`latency only, p95 to ${100 * RESOLUTIONS[0]}%`, r.worlds.filter((w) => w.latencyOnly), false],
+    [`latency only, p95 to ${100 * RESOLUTIONS[1]}%`, r.worlds.filter((w) => w.latencyOnly), true],
+    [`all (latency only to ${100 * RESOLUTIONS[1]}%)`, r.worlds, true]
+  ])) {
+    bySource.push(`| ${source} | ${worlds.length} | ${STRETCHES.map((stretch) => {
+      const n = worlds.filter((w) => limitedBy(w, stretch, coarse)).length;
+      return `${n} (${pct(n, worlds.length)})`;
+    }).join(' | ')} |`);
+  }
   const own = r.worlds.flatMap((w) => w.replayShares);
   return [
     `### The information limit of the hold-out targets (\`bench/information-limit.js\`)`,
     `${r.count} held-out worlds per quiet family (sim/held-out-seeds.json), ${(r.runtimeMs / 1000).toFixed(0)} s. For each world w, the informed oracle's ` +
     `schedule stretched to 1.15 × and 1.4 × its time (the two targets), and three twins of w drawn as often as w itself: **gain** ` +
     `(× 1.3 requests per open), **late** (the same early wave, plus a slow wave at a 20-min median carrying 23% of the requests: × 1.3 in all) ` +
-    `and **fast** (the same requests, every open-delay median ÷ ${FAST_FACTOR}, where that stays within the family's range; none for bimodal, whose slow wave would leave it). ` +
+    `**fast** (the same requests, every open-delay median ÷ ${FAST_FACTOR}, where that stays within the family's range; none for bimodal, whose slow wave would leave it) ` +
+    `and **baseline** (× 1.3 the users nobody pushed, where that stays within the drawn range). ` +
+    `Where the world's source reports the request rate, w and its twin are told apart by it; where it sees latency only, by the windows' p95 as simulated in both, known to ${100 * RESOLUTIONS[0]}% (the table) or to the controller's assumed ${100 * RESOLUTIONS[1]}% (the second table). ` +
     `"Limited": the stretched schedule has sent its last device before w and its twin can be told apart (d′ = 1 over every metrics window, plus the lag), ` +
     `and the twin's own informed oracle needs longer than the stretch: there, every controller is either slower than the target on w or breaks the SLO on the twin. ` +
     `"Twin over": windows over the SLO when the stretched schedule of w runs on the twin (more than 1%).`, '',
     '| family | twin | stretch | worlds | twin in range | limited | w and twin told apart after (median) | T* of w (median) | twins over the SLO under the schedule |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows, '',
+    'Worlds limited by any of their twins, by what the source reports:', '',
+    `| source | worlds | ${STRETCHES.map((s) => `limited at ${s} ×`).join(' | ')} |`,
+    `|---|---|${STRETCHES.map(() => '---').join('|')}|`,
+    ...bySource, '',
     `The stretched schedules on w itself: median ${(100 * median(own)).toFixed(2)}% of windows over the SLO.`, ''
   ].join('\n');
 }

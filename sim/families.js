@@ -20,6 +20,8 @@ const MAX_DELAY_SECONDS = 4 * 3600;
 const DURATION_RANGE = /** @type {const} */ ([600, 7200]);
 /** Baseline peaks (diurnal, spikes, jumps, with capacity at its lowest) stay below this share of the SLO capacity. */
 const BASELINE_HEADROOM = 0.85;
+/** The baseline's mean share of the SLO capacity is drawn uniformly from this range. */
+const BASELINE_SHARE = /** @type {const} */ ([0.2, 0.6]);
 /** The smallest gateway drawn, in requests/s at full CPU. */
 const MIN_CAPACITY_RPS = 200;
 /** The setpoint, as a share of the SLO, at which the operator's load test measures capacityRps (the controller's default). */
@@ -135,7 +137,7 @@ export function drawScenario(family, seed) {
   // The baseline's shape; its level is set below, once the events are known.
   const kind = pick(['flat', 'flat', 'diurnal', 'spikes']);
   const diurnal = kind === 'diurnal' ? { amplitude: round(u(0.1, 0.4), 3), peakHour: round(u(18, 22), 2), startHour: round(u(0, 24), 2) } : null;
-  const baselineShare = u(0.2, 0.6);
+  const baselineShare = u(...BASELINE_SHARE);
   // The events' sizes first (the baseline's level depends on them), their times once the
   // campaign's length is known.
   /** @type {Array<{ list: WorldEvent[], share: number, event: WorldEvent }>} */
@@ -170,7 +172,7 @@ export function drawScenario(family, seed) {
   // capacity: a world where the baseline alone breaks the SLO measures nothing. (Spikes
   // rarely overlap; the peak counts the largest one.)
   const peakFactor = (1 + (diurnal?.amplitude ?? 0)) * placed.reduce((f, p) => (p.list === spikes ? Math.max(f, p.event.factor) : f), 1);
-  const rps = round(Math.min(baselineShare * sloCapacity, (BASELINE_HEADROOM * model.rateAtP95(lowestFactor, sloP95Ms)) / peakFactor), 2);
+  const rps = round(Math.min(baselineShare * sloCapacity, baselineCeiling(model, sloP95Ms, lowestFactor, peakFactor)), 2);
 
   // The audience: drawn, then kept to a campaign of 10 minutes to 2 hours if the oracle had
   // the mean room to itself (the small family keeps its sizes, up to 2 hours).
@@ -280,4 +282,28 @@ function round(x, digits) {
 /** @param {number} x @param {number} lo @param {number} hi */
 function clamp(x, lo, hi) {
   return Math.min(hi, Math.max(lo, x));
+}
+
+/**
+ * The most baseline a drawn world can have on its gateway: the peak within BASELINE_HEADROOM of
+ * the SLO capacity at the lowest capacity (so that the baseline alone never breaks the SLO).
+ * @param {ReturnType<typeof createGatewayModel>} model
+ * @param {number} sloP95Ms
+ * @param {number} lowestFactor  the lowest capacity factor of the world's drops (1: none)
+ * @param {number} peakFactor    the baseline's peak over its mean (diurnal high, the largest spike or jump)
+ */
+function baselineCeiling(model, sloP95Ms, lowestFactor, peakFactor) {
+  return (BASELINE_HEADROOM * model.rateAtP95(lowestFactor, sloP95Ms)) / peakFactor;
+}
+
+/**
+ * The highest mean baseline drawScenario could have given this world, all else equal: its
+ * share of the SLO capacity at the top of the drawn range, its peak within the headroom.
+ * @param {Record<string, any>} raw  drawScenario's world
+ */
+export function highestBaseline(raw) {
+  const model = createGatewayModel(raw.gateway);
+  const lowestFactor = raw.gateway.capacityChanges.reduce((/** @type {number} */ f, /** @type {WorldEvent} */ c) => Math.min(f, c.factor), 1);
+  const peakFactor = (1 + (raw.baseline.diurnal?.amplitude ?? 0)) * raw.baseline.spikes.reduce((/** @type {number} */ f, /** @type {WorldEvent} */ p) => Math.max(f, p.factor), 1);
+  return Math.min(BASELINE_SHARE[1] * model.rateAtP95(1, raw.slo.p95Ms), baselineCeiling(model, raw.slo.p95Ms, lowestFactor, peakFactor));
 }

@@ -21,9 +21,15 @@
 // where the oracle sends a whole campaign in a burst because its users open late, the twin's
 // users open while the burst still goes out, and nothing but the delay tells them apart.
 //
-// Conservative on the controller's side: the detection integrates every window optimally,
-// counts only Poisson and baseline noise, and assumes the source reports the request rate.
-import { drawScenario, delayShapeOf, DELAY_MEDIAN_RANGES } from './families.js';
+// Conservative on the controller's side: the detection integrates every window optimally and
+// counts only Poisson and baseline noise. Where the world's source reports the request rate,
+// the twins differ in it; where it does not (a probe: reportsRps false, 30% of the draws),
+// they differ only in the p95, and a p95 moves only where the gateway's latency curve does.
+// Behind one queue of many processes the curve is flat almost to the cliff (M/M/c), so a
+// latency-only source cannot see the wake-ups, the world's or its twin's, until the load
+// nears the SLO. The p95 is read as the simulator computes it, with the same noise in both
+// worlds, to LATENCY_RESOLUTION.
+import { drawScenario, delayShapeOf, highestBaseline, DELAY_MEDIAN_RANGES } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
 import { createInformedOracleStrategy } from './strategies/informed-oracle.js';
@@ -36,10 +42,16 @@ const REQUESTS_PER_OPEN_MAX = 30;
 const LATE_WAVE_SECONDS = 1200;
 /** The fast twin's users open this many times sooner. */
 export const FAST_FACTOR = 3;
+/**
+ * How well an observer knows a window's p95 beyond its load's noise, as a share. Generous to
+ * the controller: the controller itself assumes 15% (`latencyNoise`), and the demo's one-process
+ * gateway moved by a factor of 5-7 between windows at the same load (docs/pacing.md).
+ */
+export const LATENCY_RESOLUTION = 0.01;
 
 /**
  * @typedef {object} TwinCase  one twin of a world, under one stretch of the oracle's schedule
- * @property {'gain' | 'late' | 'fast'} twin
+ * @property {'gain' | 'late' | 'fast' | 'baseline'} twin
  * @property {number} stretch
  * @property {number | null} twinOracleSeconds  T*(w'); null: no twin within the family's range
  * @property {number} finishSeconds     when the stretched schedule sends its last device
@@ -52,18 +64,22 @@ export const FAST_FACTOR = 3;
 /**
  * @param {string} family
  * @param {number} seed  the world's seed (drawScenario's)
- * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late' | 'fast'> }} [options]
- * @returns {{ seed: number, description: string, oracleSeconds: number, replayShares: number[], cases: TwinCase[] }}
+ * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late' | 'fast' | 'baseline'>, latencyResolution?: number }} [options]
+ *   latencyResolution: how well a latency-only source's p95 is known (LATENCY_RESOLUTION)
+ * @returns {{ seed: number, description: string, latencyOnly: boolean, oracleSeconds: number, replayShares: number[], cases: TwinCase[] }}
  *   replayShares: windows over the SLO of each stretched schedule on w itself
  */
-export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor = 1.3, twins = ['gain', 'late'] } = {}) {
+export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor = 1.3, twins = ['gain', 'late'], latencyResolution = LATENCY_RESOLUTION } = {}) {
   const raw = drawScenario(family, seed);
   const scenario = resolveScenario(raw, raw.name);
   /** @type {number[]} */
   const schedule = [];
   const oracleSeconds = /** @type {number} */ (simulate(scenario, recording(schedule)).completionSeconds);
   const stretched = stretches.map((stretch) => stretchSchedule(schedule, stretch));
-  const replayShares = stretched.map((s) => simulate(scenario, replaying(s)).sloViolationShare);
+  // A latency-only source is judged on the windows' p95 as simulated (whenLatencyDiffers).
+  const latencyOnly = !scenario.metrics.reportsRps;
+  const replays = stretched.map((s) => simulate(scenario, replaying(s), { series: latencyOnly }));
+  const replayShares = replays.map((r) => r.sloViolationShare);
   /** @type {TwinCase[]} */
   const cases = [];
   for (const kind of twins) {
@@ -76,14 +92,16 @@ export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor
         cases.push({ twin: kind, stretch, twinOracleSeconds: null, finishSeconds, distinguishableSeconds: null, limited: false, twinShare: null, twinErrors: null });
         return;
       }
-      const replay = simulate(twin, replaying(stretched[i]));
-      const distinguishableSeconds = whenDistinguishable(scenario, twin, stretched[i]);
+      const replay = simulate(twin, replaying(stretched[i]), { series: latencyOnly });
+      const distinguishableSeconds = latencyOnly
+        ? whenLatencyDiffers(/** @type {import('./simulate.js').Series} */ (replays[i].series), /** @type {import('./simulate.js').Series} */ (replay.series), scenario.metrics.lagSeconds, latencyResolution)
+        : whenDistinguishable(scenario, twin, stretched[i]);
       const limited = twinOracleSeconds !== null && twinOracleSeconds > stretch * oracleSeconds &&
         (distinguishableSeconds === null || finishSeconds <= distinguishableSeconds);
       cases.push({ twin: kind, stretch, twinOracleSeconds, finishSeconds, distinguishableSeconds, limited, twinShare: replay.sloViolationShare, twinErrors: replay.gatewayErrors });
     });
   }
-  return { seed, description: scenario.description, oracleSeconds, replayShares, cases };
+  return { seed, description: scenario.description, latencyOnly, oracleSeconds, replayShares, cases };
 }
 
 /**
@@ -91,12 +109,18 @@ export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor
  * open probability × factor). `late`: a slow wave added after the world's own, carrying
  * 1 − 1/factor of the requests, with requests per open × factor, so that the early wave is
  * unchanged and only the late one differs. `fast`: every delay median ÷ FAST_FACTOR, the
- * requests unchanged. Null when the twin leaves the family's range.
+ * requests unchanged. `baseline`: the users nobody pushed × factor (the baseline's share of
+ * the SLO capacity is drawn uniformly, so as likely a draw while it stays within the range and
+ * its peak within the headroom). Null when the twin leaves the family's range.
  * @param {Record<string, any>} raw
  * @param {number} factor
- * @param {'gain' | 'late' | 'fast'} kind
+ * @param {'gain' | 'late' | 'fast' | 'baseline'} kind
  */
 function twinOf(raw, factor, kind) {
+  if (kind === 'baseline') {
+    const rps = raw.baseline.rps * factor;
+    return rps <= highestBaseline(raw) ? { ...raw, name: `${raw.name}-twin`, baseline: { ...raw.baseline, rps } } : null;
+  }
   const wakeUp = { ...raw.wakeUp };
   if (kind === 'fast') {
     const shape = delayShapeOf(raw);
@@ -181,7 +205,9 @@ function replaying(schedule) {
 /**
  * When the metrics of w and its twin first differ detectably under a schedule: d'² summed
  * over the metrics windows of (Δrps / σ)² reaches 1, Δrps the difference of the expected
- * push loads, σ² the window's Poisson variance plus the baseline noise's; then the lag.
+ * loads (the push loads, and the baselines for the baseline twin), σ² the window's Poisson
+ * variance plus the baseline noise's; then the lag.
+
  * @param {import('./scenario.js').Scenario} scenario
  * @param {import('./scenario.js').Scenario} twin
  * @param {number[]} schedule
@@ -199,13 +225,38 @@ function whenDistinguishable(scenario, twin, schedule) {
     let load = 0;
     let difference = 0;
     let base = 0;
-    for (let t = from; t < from + window; t++) { load += push[t]; difference += twinPush[t] - push[t]; base += world.baselineAt(t); }
+    for (let t = from; t < from + window; t++) {
+      load += push[t];
+      difference += twinPush[t] + twinWorld.baselineAt(t) - push[t] - world.baselineAt(t);
+      base += world.baselineAt(t);
+    }
     load /= window;
     difference /= window;
     base /= window;
     const variance = (base + load) / window + (scenario.baseline.noise.sigma * base) ** 2;
     detect += difference ** 2 / variance;
     if (detect >= 1) return from + window + scenario.metrics.lagSeconds;
+  }
+  return null;
+}
+
+/**
+ * When a latency-only source first tells w and its twin apart under a schedule: the windows'
+ * p95 as simulated in both (the same seed, so the same noise: only the load differs), d'²
+ * summed over the windows of (Δp95 / (resolution · p95))² reaches 1; then the lag.
+ * The simulated p95, not a stationary curve's at the mean load: a window's p95 is driven by
+ * its busiest seconds, and a queue that builds up in them shows.
+ * @param {import('./simulate.js').Series} own   the schedule's windows in w
+ * @param {import('./simulate.js').Series} twin  the same schedule's windows in the twin
+ * @param {number} lagSeconds
+ * @param {number} resolution  the p95's relative noise
+ * @returns {number | null}
+ */
+function whenLatencyDiffers(own, twin, lagSeconds, resolution) {
+  let detect = 0;
+  for (let k = 0; k < Math.min(own.t.length, twin.t.length); k++) {
+    detect += ((twin.p95Ms[k] - own.p95Ms[k]) / (resolution * own.p95Ms[k])) ** 2;
+    if (detect >= 1) return own.t[k] + own.windowSeconds + lagSeconds;
   }
   return null;
 }

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { drawScenario, delayShapeOf, FAMILIES, FAMILY_NAMES, worldSeed } from '../../sim/families.js';
+import { drawScenario, delayShapeOf, highestBaseline, FAMILIES, FAMILY_NAMES, worldSeed } from '../../sim/families.js';
 import { resolveScenario } from '../../sim/scenario.js';
 import { simulate } from '../../sim/simulate.js';
 import { createWorld } from '../../sim/world.js';
@@ -165,4 +165,33 @@ test('the fast twin opens FAST_FACTOR times sooner with the same requests, only 
   // Bimodal worlds have no fast twin: their slow wave would leave its drawn range.
   const bimodal = informationLimit('bimodal', worldSeed('bimodal', 7, 0), { stretches: [1.4], twins: ['fast'] });
   assert.equal(bimodal.cases[0].twinOracleSeconds, null);
+});
+
+test('the baseline twin: more users nobody pushed, within the drawn range; a request rate tells it apart in the first window, a latency-only source only through the p95', () => {
+  // Every drawn baseline is within the highest the family could have drawn for its world.
+  for (const family of FAMILY_NAMES) {
+    for (let k = 0; k < 5; k++) {
+      const raw = drawScenario(family, worldSeed(family, 7, k));
+      assert.ok(raw.baseline.rps <= highestBaseline(raw) + 0.01, `${family} #${k}: ${raw.baseline.rps} over ${highestBaseline(raw)}`);
+    }
+  }
+  // A source with the request rate (small/4192039601, 55 s of metrics lag): 30% more
+  // baseline shows in the first window.
+  const seed = 4192039601;
+  const rated = informationLimit('small', seed, { stretches: [1.4], twins: ['baseline'] });
+  assert.equal(rated.latencyOnly, false);
+  const [seen] = rated.cases;
+  assert.ok(seen.twinOracleSeconds !== null && seen.twinOracleSeconds >= rated.oracleSeconds, `less room, no faster an oracle: ${seen.twinOracleSeconds} s vs ${rated.oracleSeconds} s`);
+  assert.equal(seen.distinguishableSeconds, 10 + drawScenario('small', seed).metrics.lagSeconds);
+  // A latency-only source (tuning world pareto/1771603298, a 46-s burst): the p95 tells the
+  // twin apart only after the burst is out, and the twin's own oracle needs 90 s, so the world
+  // is limited; a p95 known ten times better tells it apart no later.
+  const probed = informationLimit('pareto', 1771603298, { stretches: [1.4], twins: ['baseline'] });
+  assert.equal(probed.latencyOnly, true);
+  const [blind] = probed.cases;
+  assert.ok(blind.distinguishableSeconds !== null && blind.distinguishableSeconds > blind.finishSeconds, `told apart at ${blind.distinguishableSeconds} s, sent by ${blind.finishSeconds} s`);
+  assert.ok(blind.twinOracleSeconds !== null && blind.twinOracleSeconds > 1.4 * probed.oracleSeconds);
+  assert.equal(blind.limited, true);
+  const [sharper] = informationLimit('pareto', 1771603298, { stretches: [1.4], twins: ['baseline'], latencyResolution: 0.001 }).cases;
+  assert.ok(sharper.distinguishableSeconds !== null && sharper.distinguishableSeconds <= blind.distinguishableSeconds, `${sharper.distinguishableSeconds} s vs ${blind.distinguishableSeconds} s`);
 });
