@@ -78,7 +78,7 @@ export function formatInformationLimitSection(r) {
   return [
     `### The information limit of the hold-out targets (\`bench/information-limit.js\`)`,
     `${r.count} held-out worlds per quiet family (sim/held-out-seeds.json), ${(r.runtimeMs / 1000).toFixed(0)} s. For each world w, the informed oracle's ` +
-    `schedule stretched to 1.15 × and 1.4 × its time (the two targets), and three twins of w drawn as often as w itself: **gain** ` +
+    `schedule stretched to 1.15 × and 1.4 × its time (the two targets), and four twins of w drawn as often as w itself: **gain** ` +
     `(× 1.3 requests per open), **late** (the same early wave, plus a slow wave at a 20-min median carrying 23% of the requests: × 1.3 in all) ` +
     `**fast** (the same requests, every open-delay median ÷ ${FAST_FACTOR}, where that stays within the family's range; none for bimodal, whose slow wave would leave it) ` +
     `and **baseline** (× 1.3 the users nobody pushed, where that stays within the drawn range). ` +
