@@ -163,7 +163,7 @@ export function drawScenario(family, seed) {
   // must still meet the SLO at half its remaining capacity and well above its idle p95:
   // where the SLO is barely above the latency of an idle gateway, the p95 hovers at the SLO
   // whatever is sent, and the world measures nothing.
-  const lowestFactor = placed.reduce((f, p) => (p.list === gateway.capacityChanges ? Math.min(f, p.event.factor) : f), 1);
+  const lowestFactor = lowestFactorOf(placed.filter((p) => p.list === gateway.capacityChanges).map((p) => p.event));
   const sloP95Ms = Math.ceil(Math.max(p95At(sloUtilisation), p95At(0, lowestFactor) / 0.75, p95At(0.5, lowestFactor)) / 10) * 10;
   const sloCapacity = model.rateAtP95(1, sloP95Ms);
 
@@ -171,8 +171,7 @@ export function drawScenario(family, seed) {
   // its peak (diurnal high, spikes, the jump) stays within the SLO capacity at the lowest
   // capacity: a world where the baseline alone breaks the SLO measures nothing. (Spikes
   // rarely overlap; the peak counts the largest one.)
-  const peakFactor = (1 + (diurnal?.amplitude ?? 0)) * placed.reduce((f, p) => (p.list === spikes ? Math.max(f, p.event.factor) : f), 1);
-  const rps = round(Math.min(baselineShare * sloCapacity, baselineCeiling(model, sloP95Ms, lowestFactor, peakFactor)), 2);
+  const rps = round(Math.min(baselineShare * sloCapacity, baselineCeiling(model, sloP95Ms, lowestFactor, diurnal, placed.filter((p) => p.list === spikes).map((p) => p.event))), 2);
 
   // The audience: drawn, then kept to a campaign of 10 minutes to 2 hours if the oracle had
   // the mean room to itself (the small family keeps its sizes, up to 2 hours).
@@ -284,15 +283,23 @@ function clamp(x, lo, hi) {
   return Math.min(hi, Math.max(lo, x));
 }
 
+/** The lowest capacity factor of a world's drops (1: none). @param {WorldEvent[]} drops */
+function lowestFactorOf(drops) {
+  return drops.reduce((f, c) => Math.min(f, c.factor), 1);
+}
+
 /**
- * The most baseline a drawn world can have on its gateway: the peak within BASELINE_HEADROOM of
- * the SLO capacity at the lowest capacity (so that the baseline alone never breaks the SLO).
+ * The most baseline a drawn world can have on its gateway: its peak (the diurnal high times the
+ * largest spike or jump) within BASELINE_HEADROOM of the SLO capacity at the lowest capacity,
+ * so that the baseline alone never breaks the SLO.
  * @param {ReturnType<typeof createGatewayModel>} model
  * @param {number} sloP95Ms
- * @param {number} lowestFactor  the lowest capacity factor of the world's drops (1: none)
- * @param {number} peakFactor    the baseline's peak over its mean (diurnal high, the largest spike or jump)
+ * @param {number} lowestFactor
+ * @param {{ amplitude: number } | null} diurnal
+ * @param {WorldEvent[]} spikes  spikes and the jump
  */
-function baselineCeiling(model, sloP95Ms, lowestFactor, peakFactor) {
+function baselineCeiling(model, sloP95Ms, lowestFactor, diurnal, spikes) {
+  const peakFactor = (1 + (diurnal?.amplitude ?? 0)) * spikes.reduce((f, p) => Math.max(f, p.factor), 1);
   return (BASELINE_HEADROOM * model.rateAtP95(lowestFactor, sloP95Ms)) / peakFactor;
 }
 
@@ -303,7 +310,6 @@ function baselineCeiling(model, sloP95Ms, lowestFactor, peakFactor) {
  */
 export function highestBaseline(raw) {
   const model = createGatewayModel(raw.gateway);
-  const lowestFactor = raw.gateway.capacityChanges.reduce((/** @type {number} */ f, /** @type {WorldEvent} */ c) => Math.min(f, c.factor), 1);
-  const peakFactor = (1 + (raw.baseline.diurnal?.amplitude ?? 0)) * raw.baseline.spikes.reduce((/** @type {number} */ f, /** @type {WorldEvent} */ p) => Math.max(f, p.factor), 1);
-  return Math.min(BASELINE_SHARE[1] * model.rateAtP95(1, raw.slo.p95Ms), baselineCeiling(model, raw.slo.p95Ms, lowestFactor, peakFactor));
+  const ceiling = baselineCeiling(model, raw.slo.p95Ms, lowestFactorOf(raw.gateway.capacityChanges), raw.baseline.diurnal, raw.baseline.spikes);
+  return Math.min(BASELINE_SHARE[1] * model.rateAtP95(1, raw.slo.p95Ms), ceiling);
 }

@@ -207,7 +207,6 @@ function replaying(schedule) {
  * over the metrics windows of (Δrps / σ)² reaches 1, Δrps the difference of the expected
  * loads (the push loads, and the baselines for the baseline twin), σ² the window's Poisson
  * variance plus the baseline noise's; then the lag.
-
  * @param {import('./scenario.js').Scenario} scenario
  * @param {import('./scenario.js').Scenario} twin
  * @param {number[]} schedule
