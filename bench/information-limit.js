@@ -21,13 +21,11 @@ const RESOLUTIONS = [LATENCY_RESOLUTION, CONTROLLER_DEFAULTS.latencyNoise];
 export function benchInformationLimit({ count = HOLDOUT_COUNT } = {}) {
   const started = performance.now();
   const seeds = heldOutSeeds();
-  const options = { stretches: STRETCHES, twins: [...TWINS] };
+  const options = { stretches: STRETCHES, twins: [...TWINS], latencyResolutions: RESOLUTIONS };
   const worlds = QUIET_FAMILIES.flatMap((family) => Array.from({ length: count }, (_, k) => {
-    const seed = worldSeed(family, seeds.heldOut[family], k);
-    const world = informationLimit(family, seed, options);
-    // Where the source sees latency only, the same world once more with its p95 known only as well as the controller assumes.
-    const coarse = world.latencyOnly ? informationLimit(family, seed, { ...options, latencyResolution: RESOLUTIONS[1] }) : null;
-    return { family, ...world, coarseCases: coarse?.cases ?? null };
+    const world = informationLimit(family, worldSeed(family, seeds.heldOut[family], k), options);
+    // Where the source sees latency only, also the cases with its p95 known only as well as the controller assumes.
+    return { family, ...world, coarseCases: world.latencyOnly ? world.casesByResolution[1] : null };
   }));
   return { count, worlds, runtimeMs: Math.round(performance.now() - started) };
 }

@@ -64,12 +64,14 @@ export const LATENCY_RESOLUTION = 0.01;
 /**
  * @param {string} family
  * @param {number} seed  the world's seed (drawScenario's)
- * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late' | 'fast' | 'baseline'>, latencyResolution?: number }} [options]
- *   latencyResolution: how well a latency-only source's p95 is known (LATENCY_RESOLUTION)
- * @returns {{ seed: number, description: string, latencyOnly: boolean, oracleSeconds: number, replayShares: number[], cases: TwinCase[] }}
- *   replayShares: windows over the SLO of each stretched schedule on w itself
+ * @param {{ stretches?: number[], factor?: number, twins?: Array<'gain' | 'late' | 'fast' | 'baseline'>, latencyResolutions?: number[] }} [options]
+ *   latencyResolutions: how well a latency-only source's p95 is known (default LATENCY_RESOLUTION alone)
+ * @returns {{ seed: number, description: string, latencyOnly: boolean, oracleSeconds: number, replayShares: number[], cases: TwinCase[], casesByResolution: TwinCase[][] }}
+ *   replayShares: windows over the SLO of each stretched schedule on w itself; cases: judged at
+ *   the first resolution; casesByResolution: at each (a world that reports the request rate
+ *   is told apart by it, so it has one list)
  */
-export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor = 1.3, twins = ['gain', 'late'], latencyResolution = LATENCY_RESOLUTION } = {}) {
+export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor = 1.3, twins = ['gain', 'late'], latencyResolutions = [LATENCY_RESOLUTION] } = {}) {
   const raw = drawScenario(family, seed);
   const scenario = resolveScenario(raw, raw.name);
   /** @type {number[]} */
@@ -80,8 +82,10 @@ export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor
   const latencyOnly = !scenario.metrics.reportsRps;
   const replays = stretched.map((s) => simulate(scenario, replaying(s), { series: latencyOnly }));
   const replayShares = replays.map((r) => r.sloViolationShare);
-  /** @type {TwinCase[]} */
-  const cases = [];
+  // The twins are simulated once; only how well their p95 is known differs by resolution.
+  const resolutions = latencyOnly ? latencyResolutions : [null];
+  /** @type {TwinCase[][]} */
+  const casesByResolution = resolutions.map(() => []);
   for (const kind of twins) {
     const twinRaw = twinOf(raw, factor, kind);
     const twin = twinRaw && resolveScenario(twinRaw, twinRaw.name);
@@ -89,19 +93,21 @@ export function informationLimit(family, seed, { stretches = [1.15, 1.4], factor
     stretches.forEach((stretch, i) => {
       const finishSeconds = stretched[i].length;
       if (!twin) {
-        cases.push({ twin: kind, stretch, twinOracleSeconds: null, finishSeconds, distinguishableSeconds: null, limited: false, twinShare: null, twinErrors: null });
+        for (const cases of casesByResolution) cases.push({ twin: kind, stretch, twinOracleSeconds: null, finishSeconds, distinguishableSeconds: null, limited: false, twinShare: null, twinErrors: null });
         return;
       }
       const replay = simulate(twin, replaying(stretched[i]), { series: latencyOnly });
-      const distinguishableSeconds = latencyOnly
-        ? whenLatencyDiffers(/** @type {import('./simulate.js').Series} */ (replays[i].series), /** @type {import('./simulate.js').Series} */ (replay.series), scenario.metrics.lagSeconds, latencyResolution)
-        : whenDistinguishable(scenario, twin, stretched[i]);
-      const limited = twinOracleSeconds !== null && twinOracleSeconds > stretch * oracleSeconds &&
-        (distinguishableSeconds === null || finishSeconds <= distinguishableSeconds);
-      cases.push({ twin: kind, stretch, twinOracleSeconds, finishSeconds, distinguishableSeconds, limited, twinShare: replay.sloViolationShare, twinErrors: replay.gatewayErrors });
+      resolutions.forEach((resolution, r) => {
+        const distinguishableSeconds = resolution !== null
+          ? whenLatencyDiffers(/** @type {import('./simulate.js').Series} */ (replays[i].series), /** @type {import('./simulate.js').Series} */ (replay.series), scenario.metrics.lagSeconds, resolution)
+          : whenDistinguishable(scenario, twin, stretched[i]);
+        const limited = twinOracleSeconds !== null && twinOracleSeconds > stretch * oracleSeconds &&
+          (distinguishableSeconds === null || finishSeconds <= distinguishableSeconds);
+        casesByResolution[r].push({ twin: kind, stretch, twinOracleSeconds, finishSeconds, distinguishableSeconds, limited, twinShare: replay.sloViolationShare, twinErrors: replay.gatewayErrors });
+      });
     });
   }
-  return { seed, description: scenario.description, latencyOnly, oracleSeconds, replayShares, cases };
+  return { seed, description: scenario.description, latencyOnly, oracleSeconds, replayShares, cases: casesByResolution[0], casesByResolution };
 }
 
 /**
