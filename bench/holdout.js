@@ -5,7 +5,9 @@
 // figures show how far tuning on other worlds carries over.
 //
 // `node bench/holdout.js [count]` prints the markdown of its bench/RESULTS.md section;
-// `npm run bench -- holdout` appends it.
+// `npm run bench -- holdout` appends it. `node bench/holdout.js --confirmation [count]` runs the
+// confirmation seeds instead: once, for a controller that meets every target on the held-out
+// seeds (sim/held-out-seeds.json says why).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -15,20 +17,26 @@ import { FAMILY_NAMES } from '../sim/families.js';
 /** Worlds per family and seed: 2 × 8 × 25 worlds take about 6 minutes on the 2-core bench machine. */
 export const HOLDOUT_COUNT = 25;
 
-/** @returns {{ comment: string, heldOut: Record<string, number>, tuning: number[] }} */
+/** @returns {{ comment: string, heldOut: Record<string, number>, confirmationComment: string, confirmation: Record<string, number>, tuning: number[] }} */
 export function heldOutSeeds() {
   return JSON.parse(readFileSync(new URL('../sim/held-out-seeds.json', import.meta.url), 'utf8'));
 }
 
+/** The seeds a run judges the targets on: which set, and how the section names it. */
+const SEED_SETS = Object.freeze({
+  heldOut: { title: 'Held-out seeds', worlds: 'held-out worlds', about: 'the held-out seeds of sim/held-out-seeds.json (fixed on 2026-11-24 before any tuning; never tune on them)' },
+  confirmation: { title: 'Confirmation seeds', worlds: 'confirmation worlds', about: 'the confirmation seeds of sim/held-out-seeds.json (drawn on 2026-11-28, for one run of a controller that meets every target on the held-out seeds)' }
+});
+
 /**
- * @param {{ count?: number, families?: readonly string[] }} [options]
+ * @param {{ count?: number, families?: readonly string[], set?: keyof typeof SEED_SETS }} [options]
  */
-export function benchHoldout({ count = HOLDOUT_COUNT, families = FAMILY_NAMES } = {}) {
+export function benchHoldout({ count = HOLDOUT_COUNT, families = FAMILY_NAMES, set = 'heldOut' } = {}) {
   const started = performance.now();
   const seeds = heldOutSeeds();
   const tuningSeed = seeds.tuning[0];
   const rows = families.map((family) => {
-    const heldOut = evaluateFamily(family, { count, seed: seeds.heldOut[family] });
+    const heldOut = evaluateFamily(family, { count, seed: seeds[set][family] });
     const tuning = evaluateFamily(family, { count, seed: tuningSeed });
     return { family, heldOut, tuning, targets: checkTargets(heldOut.summary), tuningTargets: checkTargets(tuning.summary) };
   });
@@ -37,6 +45,7 @@ export function benchHoldout({ count = HOLDOUT_COUNT, families = FAMILY_NAMES } 
   const allTuning = summarise(rows.flatMap((r) => r.tuning.rows));
   return {
     count,
+    set,
     tuningSeed,
     rows,
     all: { heldOut: allHeldOut, tuning: allTuning, targets: checkTargets(allHeldOut), tuningTargets: checkTargets(allTuning) },
@@ -72,16 +81,16 @@ export function formatHoldoutSection(r) {
   const header = '| family | worlds | median × informed | p90 × informed | max | × clairvoyant (median / p90) | SLO windows over, quiet worlds | points over the informed oracle, eventful worlds | error worlds | not finished |';
   const lines = [
     `### Hold-out evaluation: the adaptive strategy on random worlds (\`bench/holdout.js\`)`,
-    `${r.count} worlds per family on the held-out seeds of sim/held-out-seeds.json (fixed on 2026-11-24 before any tuning; never tune on them), ` +
+    `${r.count} worlds per family on ${SEED_SETS[r.set].about}, ` +
     `and beside them ${r.count} worlds per family from tuning seed ${r.tuningSeed}. Adaptive, clairvoyant oracle and informed oracle on every world ` +
     `(docs/simulator.md, "Scenario families"); ${(r.runtimeMs / 1000).toFixed(0)} s for everything below.`, '',
     'Targets, on the held-out worlds: median completion ≤ 1.15 × the informed oracle, p90 ≤ 1.4 ×; windows over the SLO ≤ 1% in quiet worlds ' +
     '(nothing unannounced happens; pooled over their windows), within 2 points of the informed oracle in eventful ones; no gateway errors in a world where ' +
     'the informed oracle has none ("error worlds"). A world the adaptive strategy does not finish within its maxSeconds counts as infinitely slow ("not done").', '',
-    '**Held-out seeds**', '', header, '|---|---|---|---|---|---|---|---|---|---|',
+    `**${SEED_SETS[r.set].title}**`, '', header, '|---|---|---|---|---|---|---|---|---|---|',
     ...r.rows.map((x) => `| ${x.family} | ${x.heldOut.count} | ${cells(x.heldOut.summary, x.targets).join(' | ')} |`),
     `| **all** | ${r.all.heldOut.worlds} | ${cells(r.all.heldOut, r.all.targets).join(' | ')} |`, '',
-    `Targets on all held-out worlds: ${r.all.targets.map((t) => `${t.name} ${t.value === null ? 'not done' : t.value.toFixed(2)} (≤ ${t.limit}): ${t.met ? 'met' : 'NOT met'}`).join('; ')}.`, '',
+    `Targets on all ${SEED_SETS[r.set].worlds}: ${r.all.targets.map((t) => `${t.name} ${t.value === null ? 'not done' : t.value.toFixed(2)} (≤ ${t.limit}): ${t.met ? 'met' : 'NOT met'}`).join('; ')}.`, '',
     `**Tuning seed ${r.tuningSeed}** (for comparison; the targets are not judged here)`, '', header, '|---|---|---|---|---|---|---|---|---|---|',
     ...r.rows.map((x) => `| ${x.family} | ${x.tuning.count} | ${cells(x.tuning.summary, x.tuningTargets).join(' | ')} |`),
     `| **all** | ${r.all.tuning.worlds} | ${cells(r.all.tuning, r.all.tuningTargets).join(' | ')} |`, '',
@@ -92,12 +101,15 @@ export function formatHoldoutSection(r) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const count = process.argv[2] ? Number(process.argv[2]) : HOLDOUT_COUNT;
-  if (!Number.isInteger(count) || count < 1) {
-    console.error(`holdout: the count must be a whole number ≥ 1, got ${process.argv[2]}`);
+  const args = process.argv.slice(2);
+  const set = args[0] === '--confirmation' ? 'confirmation' : 'heldOut';
+  if (set === 'confirmation') args.shift();
+  const count = args[0] ? Number(args[0]) : HOLDOUT_COUNT;
+  if (!Number.isInteger(count) || count < 1 || args.length > 1) {
+    console.error(`holdout: usage: node bench/holdout.js [--confirmation] [count ≥ 1], got ${process.argv.slice(2).join(' ') || 'nothing'}`);
     process.exit(2);
   }
-  const r = benchHoldout({ count });
+  const r = benchHoldout({ count, set });
   console.log(`\n## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
     `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`);
   console.log(formatHoldoutSection(r));

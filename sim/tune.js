@@ -13,7 +13,8 @@
 //
 // Prints one JSON line: the hold-out summary (sim/family-evaluation.js) of the variant, and
 // writes its rows beside the cache for a world-by-world comparison. It refuses the held-out
-// seeds of sim/held-out-seeds.json: those are for judging, once, never for choosing.
+// and the confirmation seeds of sim/held-out-seeds.json: those are for judging, never for
+// choosing.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -36,8 +37,9 @@ const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
  */
 export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], cacheDir = CACHE_DIR }) {
   for (const k of knows) if (!KNOWLEDGE.includes(k)) throw new RangeError(`--knows ${k}: known are ${KNOWLEDGE.join(', ')}`);
-  const heldOut = Object.values(JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8')).heldOut);
-  if (heldOut.includes(seed)) throw new RangeError(`seed ${seed} is a held-out seed (sim/held-out-seeds.json): tune on the tuning seeds`);
+  const { heldOut, confirmation } = JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8'));
+  if (Object.values(heldOut).includes(seed)) throw new RangeError(`seed ${seed} is a held-out seed (sim/held-out-seeds.json): tune on the tuning seeds`);
+  if (Object.values(confirmation).includes(seed)) throw new RangeError(`seed ${seed} is a confirmation seed (sim/held-out-seeds.json): tune on the tuning seeds`);
   mkdirSync(cacheDir, { recursive: true });
   /** @type {import('./family-evaluation.js').WorldRow[]} */
   const rows = [];

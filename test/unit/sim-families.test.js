@@ -66,11 +66,15 @@ test('every family draws worlds within its documented ranges, and they resolve',
   }
 });
 
-test('the held-out seeds are fixed for every family, apart from the tuning seeds', () => {
+test('the held-out and the confirmation seeds are fixed for every family, apart from the tuning seeds', () => {
   const seeds = JSON.parse(readFileSync(new URL('../../sim/held-out-seeds.json', import.meta.url), 'utf8'));
   assert.deepEqual(Object.keys(seeds.heldOut).sort(), [...FAMILY_NAMES].sort());
   for (const s of seeds.tuning) assert.ok(!Object.values(seeds.heldOut).includes(s));
   assert.match(seeds.comment, /2026-11-24/);
+  // The confirmation seeds: every family, none shared with the other two sets.
+  assert.deepEqual(Object.keys(seeds.confirmation).sort(), [...FAMILY_NAMES].sort());
+  for (const s of Object.values(seeds.confirmation)) assert.ok(!Object.values(seeds.heldOut).includes(s) && !seeds.tuning.includes(s), `${s}`);
+  assert.match(seeds.confirmationComment, /2026-11-28/);
 });
 
 /** A short campaign with a capacity drop 4 minutes in, for 10 minutes. */

@@ -9,8 +9,9 @@ import { evaluateFamily } from '../../sim/family-evaluation.js';
 import { drawScenario, worldSeed } from '../../sim/families.js';
 import { createGatewayModel } from '../../sim/gateway-model.js';
 
-test('tuning runs refuse the held-out seeds', () => {
+test('tuning runs refuse the held-out seeds and the confirmation seeds', () => {
   assert.throws(() => tune({ seed: 104829, count: 1, families: ['small'] }), /held-out seed/);
+  assert.throws(() => tune({ seed: 572925, count: 1, families: ['small'] }), /confirmation seed/);
 });
 
 test('a tuning run with no extra options gives the evaluation\'s own results, and caches the oracles', () => {
