@@ -58,14 +58,17 @@ export function evaluateFamily(family, { count, seed, onWorld }) {
 /**
  * @param {string} family
  * @param {number} seed
- * @param {{ controller?: Record<string, unknown>, oracles?: { oracle: Run, informed: Run } }} [variant]
+ * @param {{ controller?: Record<string, unknown>, oracles?: { oracle: Run, informed: Run }, reportsRps?: boolean }} [variant]
  *   controller: options added to the adaptive strategy's (sim/tune.js); oracles: the oracles'
- *   runs of this world when they are known already (they do not depend on the controller)
+ *   runs of this world when they are known already (they do not depend on the controller, nor
+ *   on what the metrics source reports); reportsRps: whether the world's metrics source reports
+ *   the gateway's request rate, instead of the drawn answer
  * @returns {WorldRow}
  */
-export function evaluateWorld(family, seed, { controller, oracles } = {}) {
+export function evaluateWorld(family, seed, { controller, oracles, reportsRps } = {}) {
   const started = performance.now();
   const raw = drawScenario(family, seed);
+  if (reportsRps !== undefined) raw.metrics.reportsRps = reportsRps;
   if (controller) {
     const adaptiveStrategy = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
     adaptiveStrategy.controller = { ...adaptiveStrategy.controller, ...controller };

@@ -4,12 +4,13 @@
 // and are cached (bench/out/tune/). A variant of 200 worlds then takes minutes instead of a
 // quarter of an hour, which is what comparing a few variants side by side needs.
 //
-//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway]
+//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate]
 //
 // --knows gives the controller what an operator cannot know, world by world, to measure what
 // the gap to the informed oracle is made of: `wake-up` the true open probability, requests
 // per open, open-delay median and spread and session length, with a tight prior; `gateway`
-// the true capacity at the setpoint instead of a load test's (±15%).
+// the true capacity at the setpoint instead of a load test's (±15%); `request-rate` a metrics
+// source that reports the gateway's request rate in every world (none sees latency only).
 //
 // Prints one JSON line: the hold-out summary (sim/family-evaluation.js) of the variant, and
 // writes its rows beside the cache for a world-by-world comparison. It refuses the held-out
@@ -25,7 +26,7 @@ import { createGatewayModel } from './gateway-model.js';
 import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
 
 /** What --knows can tell the controller. */
-export const KNOWLEDGE = Object.freeze(['wake-up', 'gateway']);
+export const KNOWLEDGE = Object.freeze(['wake-up', 'gateway', 'request-rate']);
 /** The prior's uncertainty factor when the wake-up is known: ±10% at the bank's confidence. */
 const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 
@@ -51,7 +52,7 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
       const world = worldSeed(family, seed, k);
       const raw = drawScenario(family, world);
       const controller = { ...loadTestAt(raw, options.setpointRatio), ...knownSettings(raw, knows, options.setpointRatio), ...options };
-      const row = evaluateWorld(family, world, { controller, oracles: cache[world] });
+      const row = evaluateWorld(family, world, { controller, oracles: cache[world], reportsRps: knows.includes('request-rate') || undefined });
       cache[world] ??= { oracle: row.oracle, informed: row.informed };
       rows.push(row);
     }
@@ -111,7 +112,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' } } });
   const seed = Number(values.seed);
   if (!Number.isInteger(seed)) {
-    console.error('usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows wake-up,gateway]');
+    console.error('usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows wake-up,gateway,request-rate]');
     process.exit(2);
   }
   const options = JSON.parse(values.options);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tune, knownSettings, loadTestAt } from '../../sim/tune.js';
-import { evaluateFamily } from '../../sim/family-evaluation.js';
+import { evaluateFamily, evaluateWorld } from '../../sim/family-evaluation.js';
 import { drawScenario, worldSeed } from '../../sim/families.js';
 import { createGatewayModel } from '../../sim/gateway-model.js';
 
@@ -51,6 +51,26 @@ test('--knows tells the controller the drawn world\'s wake-up and gateway', () =
   assert.deepEqual(Object.keys(knownSettings(raw, ['gateway'])), ['capacityRps']);
   assert.equal(knownSettings(raw, ['gateway'], 1).capacityRps, createGatewayModel(raw.gateway).rateAtP95(1, raw.slo.p95Ms));
   assert.throws(() => tune({ seed: 12, count: 1, families: ['small'], knows: ['future'] }), /--knows future/);
+});
+
+test('--knows request-rate gives a latency-only world\'s source the request rate, and leaves the oracles as they were', () => {
+  let k = 0;
+  while (drawScenario('small', worldSeed('small', 12, k)).metrics.reportsRps) k++;
+  const world = worldSeed('small', 12, k);
+  const drawn = evaluateWorld('small', world);
+  const told = evaluateWorld('small', world, { reportsRps: true });
+  // The oracles do not read the metrics source, so tune.js may share their cached runs.
+  assert.deepEqual(told.oracle, drawn.oracle);
+  assert.deepEqual(told.informed, drawn.informed);
+  // The controller does: with the request rate it reads the wake-up load directly.
+  assert.notEqual(told.adaptive.completionSeconds, drawn.adaptive.completionSeconds);
+  const dir = mkdtempSync(join(tmpdir(), 'tune-'));
+  try {
+    const rows = tune({ seed: 12, count: k + 1, families: ['small'], knows: ['request-rate'], cacheDir: pathToFileURL(`${dir}/`) }).rows;
+    assert.deepEqual(rows[k].adaptive, told.adaptive);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a variant that moves the setpoint gets the operator\'s load test at its own setpoint, with the same error', () => {
