@@ -112,7 +112,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' } } });
   const seed = Number(values.seed);
   if (!Number.isInteger(seed)) {
-    console.error('usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows wake-up,gateway,request-rate]');
+    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}]`);
     process.exit(2);
   }
   const options = JSON.parse(values.options);
