@@ -54,6 +54,7 @@ import { InputError } from '../errors.js';
  * @property {number} capacityEdgeProbeWindows  that rise grows as (1 + n / this)² with the windows n since the crossing
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
+ * @property {number} pushMargin        with sloCapacityRatio known, the plan counts each send's predicted load as (1 + this) × the estimate: a margin in proportion to the push load, not to the capacity (0: none; off by default, docs/pacing.md "A margin in proportion to the push load")
  *
  * Robustness against a sudden capacity loss (off by default: lossShare 0)
  * @property {number} lossShare         plan so that losing this share of the gateway's capacity at any moment queues no request longer than lossQueueMs (0: off)
@@ -123,6 +124,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEdgeProbeWindows: 360,
   sloCapacityRatio: 1,
   sloMargin: 0.3,
+  pushMargin: 0,
 
   missShare: 0.02,
   missStep: 0.15,

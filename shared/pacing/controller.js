@@ -252,13 +252,17 @@ export function createInspectableController(options) {
     const capacityRps = capacity.capacity * misses.trim;
     const sloRps = o.sloCapacityRatio * capacityRps;
     const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * sloRps);
+    // Optionally (off by default) a margin in proportion to the push load as well: what the
+    // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
+    // setpoint is the margin ("A margin in proportion to the push load", docs/pacing.md).
+    const pushMargin = o.sloCapacityRatio > 1 ? o.pushMargin : 0;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
     // Asked first: the bank's snapshot keeps the plan at the setpoint.
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps, aimRps: sloRps, intervalMs: interval, remaining }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining }) : 0;
+      bank.plan({ nowMs: now, capacityRps, aimRps: sloRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     lastPlan = planned;
 

@@ -251,11 +251,12 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number }} input
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number }} input
    *   remaining: devices still to send, Infinity when unknown; aimRps: the load the plan may
-   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO)
+   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO); pushMargin:
+   *   the plan counts each send's load as (1 + this) × the estimate
    */
-  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0 }) {
     weigh();
     // Room for the load noise the filters do not explain (see excessNoise).
     const noiseVariance = o.excessNoiseWeight * excessNoise();
@@ -263,7 +264,7 @@ export function createModelBank(o) {
     for (const m of models) {
       if (m.z === null) continue;
       const learned = m.member.estimate();
-      const estimate = noiseVariance > 0 ? { ...learned, pBB: learned.pBB + noiseVariance } : learned;
+      const estimate = { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
       m.lastMaxUnitLoad = maxUnitLoadOf(estimate, aimRps, m.z);
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {

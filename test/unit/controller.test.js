@@ -707,20 +707,24 @@ function firstDecision(options, remaining) {
 }
 
 test('the whole campaign at once: one not yet started whose wake-up load fits under the capacity at the SLO goes out in one interval', () => {
-  // sloCapacityRatio 1.4: (1 − sloMargin) × 1.4 < 1, so the plan itself still aims at the setpoint.
+  // sloCapacityRatio 1.4 with sloMargin 0.3: (1 − sloMargin) × 1.4 < 1, so the plan itself
+  // still aims at the setpoint; no push margin, so that it plans as with the ratio unknown.
   // 20,000 devices: paced at the setpoint (not all within 10 s), all at once under the SLO.
+  const known = { sloCapacityRatio: 1.4, sloMargin: 0.3, pushMargin: 0 };
   const atSetpoint = firstDecision({ sloCapacityRatio: 1 }, 20_000);
   assert.equal(atSetpoint.reason, 'plan');
   assert.ok(atSetpoint.rate * 10 < 20_000, `${atSetpoint.rate}/s would send them all at the setpoint already`);
-  const whole = firstDecision({ sloCapacityRatio: 1.4 }, 20_000);
+  const whole = firstDecision(known, 20_000);
   assert.equal(whole.reason, 'whole-campaign');
   assert.equal(whole.rate, 2000);
   // A campaign too big for the capacity at the SLO is paced as before.
-  const big = firstDecision({ sloCapacityRatio: 1.4 }, 40_000);
+  const big = firstDecision(known, 40_000);
   assert.equal(big.reason, 'plan');
   assert.equal(big.rate, firstDecision({ sloCapacityRatio: 1 }, 40_000).rate);
+  // The push margin counts in the whole campaign's peak too: 20,000 no longer fit with a large one.
+  assert.equal(firstDecision({ ...known, pushMargin: 3 }, 20_000).reason, 'plan');
   // Once it has started the rule is not asked: its later sends add to a peak on its way.
-  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.4 });
+  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...known });
   const started = w.controller.update({ now: w.now + 10_000, sent: 5000, gateway: healthy(), remaining: 20_000 });
   assert.notEqual(started.reason, 'whole-campaign');
   assert.ok(started.rate * 10 < 20_000, `${started.rate}/s`);
@@ -735,11 +739,27 @@ test('with the capacity at the SLO known, the plan keeps at most sloMargin of it
   };
   const atSetpoint = paced({ sloCapacityRatio: 1 });
   // Ratio 2, margin 0.3: the plan aims at 1,400 requests/s where the setpoint has 1,000.
-  assert.ok(paced({ sloCapacityRatio: 2 }) > 1.5 * atSetpoint, `${paced({ sloCapacityRatio: 2 })}/s against ${atSetpoint}/s`);
+  const twice = paced({ sloCapacityRatio: 2, sloMargin: 0.3, pushMargin: 0 });
+  assert.ok(twice > 1.5 * atSetpoint, `${twice}/s against ${atSetpoint}/s`);
   // Where the setpoint keeps no more than the margin free, nothing changes.
-  assert.equal(paced({ sloCapacityRatio: 1.4 }), atSetpoint);
-  assert.equal(paced({ sloCapacityRatio: 2, sloMargin: 0.5 }), atSetpoint);
+  assert.equal(paced({ sloCapacityRatio: 1.4, sloMargin: 0.3, pushMargin: 0 }), atSetpoint);
+  assert.equal(paced({ sloCapacityRatio: 2, sloMargin: 0.5, pushMargin: 0 }), atSetpoint);
   assert.throws(() => createController({ sloMargin: 1 }), /sloMargin must be < 1/);
+});
+
+test('with the capacity at the SLO known, the plan keeps pushMargin of its push load free, and only then', () => {
+  const paced = (/** @type {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} */ options) => {
+    const d = firstDecision({ sloCapacityRatio: 2, sloMargin: 0.3, ...options }, 1_000_000);
+    assert.equal(d.reason, 'plan');
+    return d.rate;
+  };
+  // The margin grows with the push load's share, not the capacity's: a larger one plans less.
+  const none = paced({ pushMargin: 0 });
+  const some = paced({ pushMargin: 0.2 });
+  const more = paced({ pushMargin: 0.5 });
+  assert.ok(none > some && some > more, `${none}/s, ${some}/s, ${more}/s`);
+  // With the ratio unknown the plan aims at the setpoint, itself the margin: no push margin.
+  assert.equal(firstDecision({ sloCapacityRatio: 1, pushMargin: 0.5 }, 1_000_000).rate, firstDecision({ sloCapacityRatio: 1, pushMargin: 0 }, 1_000_000).rate);
 });
 
 test('a decision is sized for how long it will hold, not for the time since the last one', () => {
