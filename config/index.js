@@ -67,6 +67,7 @@ export const DEFAULTS = Object.freeze({
   PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
   PACING_OPEN_DELAY_MEDIAN_MS: CONTROLLER_DEFAULTS.openDelayMedianMs,
   PACING_SESSION_MS: CONTROLLER_DEFAULTS.sessionMs,
+  PACING_TIMING_ERROR_MS: CONTROLLER_DEFAULTS.timingErrorMs,
   PACING_MIN_RATE: CONTROLLER_DEFAULTS.minRate,
   PACING_MAX_RATE: CONTROLLER_DEFAULTS.maxRate,
   PACING_METRICS_WINDOW_MS: CONTROLLER_DEFAULTS.metricsWindowMs
@@ -337,6 +338,9 @@ function pacingConfig(read, gatewayMetrics) {
     requestsPerOpen: read.number('PACING_REQUESTS_PER_OPEN', { min: 0.01, max: 100_000 }),
     openDelayMedianMs: read.integer('PACING_OPEN_DELAY_MEDIAN_MS', { min: 1, max: 86_400_000 }),
     sessionMs: read.integer('PACING_SESSION_MS', { min: 1, max: 86_400_000 }),
+    // How far a wake-up's timing may be off (push delivery takes seconds): a window's load
+    // that such a shift would change does not pin requests per send down (0: exact timing).
+    timingErrorMs: read.integer('PACING_TIMING_ERROR_MS', { min: 0, max: 600_000 }),
     minRate,
     maxRate,
     metricsWindowMs: windowMs,

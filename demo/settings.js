@@ -96,7 +96,11 @@ export const REAL_DEMO = Object.freeze({
   minShareWithinSlo: 0.95,
   // No transactional traffic here, so no reserve for it: at the real gateway's 10-35/s the
   // burst is one or two tokens, and a reserve would hold one of them back.
-  env: Object.freeze({ TRANSACTIONAL_SHARE: '0' })
+  // Users open within seconds and the governor reads 2-s windows: a wake-up's timing is known
+  // to about 2 s, so one quiet window before the wake-ups come must not read as "nobody
+  // opens" (docs/pacing.md, "The wake-ups' timing": without it a run sent 209 devices in 2 s
+  // into a gateway with room for 20 requests/s).
+  env: Object.freeze({ TRANSACTIONAL_SHARE: '0', PACING_TIMING_ERROR_MS: '2000' })
 });
 
 /** `--gateway` → its world. */

@@ -38,7 +38,7 @@ export function priorGain(o) {
  * Bins before the current one that a metrics window may cover.
  * @param {Readonly<ControllerOptions>} o
  */
-export const pastBinsOf = (o) => Math.ceil((o.metricsLagMs + o.metricsWindowMs) / o.binMs) + 2;
+export const pastBinsOf = (o) => Math.ceil((o.metricsLagMs + o.metricsWindowMs + o.timingErrorMs) / o.binMs) + 2;
 
 /**
  * The request mass per second after a send for the configured delay with its median ×
@@ -78,15 +78,18 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
   const shapeErrors = shapeErrorLedgers(o, medianFactor, sigmaFactor);
   /**
    * The variance a window's prediction owes to an error in this member's shape: the gain times
-   * the change in the window's unit load that the shape's median or σ off by shapeErrorFactor
-   * would make, squared (the gain's expected square, since it is uncertain too).
+   * the change in the window's unit load that the shape's median or σ off by shapeErrorFactor,
+   * or its wake-ups timingErrorMs earlier or later, would make, squared (the gain's expected
+   * square, since it is uncertain too).
    * @param {MetricsWindow} w
    */
   function shapeErrorVariance(w) {
-    if (shapeErrors.length === 0) return 0;
+    const shift = o.timingErrorMs;
+    if (shapeErrors.length === 0 && !(shift > 0)) return 0;
     const { gain, paa } = params.estimate();
     let change = 0;
     for (const l of shapeErrors) change += l.meanOver(w.windowStartMs, w.windowEndMs) ** 2;
+    if (shift > 0) change += ((ledger.meanOver(w.windowStartMs + shift, w.windowEndMs + shift) - ledger.meanOver(w.windowStartMs - shift, w.windowEndMs - shift)) / 2) ** 2;
     return (gain * gain + paa) * change;
   }
   return {

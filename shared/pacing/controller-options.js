@@ -29,6 +29,7 @@ import { InputError } from '../errors.js';
  * @property {number} idleResetMs       no sends for this long: requests per send goes back to the prior (the next campaign may differ)
  * @property {number} shapeUncertainty  the open delay's median and σ may be off by a factor 1 + this; the model bank covers both ways (0: one model)
  * @property {number} shapeErrorFactor  each shape member's median and σ may be off by this factor: the part of a window's predicted load such an error would change counts as noise in what the window teaches the member's gain (1: none, the default; docs/pacing.md has the held-out price of 1.728)
+ * @property {number} timingErrorMs     the wake-ups may come this much earlier or later than a shape member's kernel says (push delivery, the open delay's left tail): the part of a window's predicted load such a shift would change counts as noise in what the window teaches the member's gain (0: none)
  * @property {number} slowOpenerFactor  the bank also holds members whose median is this and its square times the prior's (users who open far later than configured); ≤ 1: none
  * @property {number} likelihoodWeight  what one metrics window counts for in the bank's shape likelihoods (0 < w ≤ 1; 1: independent windows): consecutive windows' errors are correlated, so each is worth less than an independent observation
  * @property {number} shapePriorMedianFactor  a remembered open-delay median, as a factor of openDelayMedianMs (wake-up-memory.js): members near it start likelier
@@ -102,6 +103,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   priorUncertainty: 3,
   shapeUncertainty: 0.2,
   shapeErrorFactor: 1,
+  timingErrorMs: 0,
   slowOpenerFactor: 3,
   likelihoodWeight: 0.25,
   shapePriorMedianFactor: 1,

@@ -451,6 +451,60 @@ test('the shape\'s own error: while a campaign ramps up, what its left tail show
   assert.throws(() => createController({ shapeErrorFactor: 0.5 }), /shapeErrorFactor must be ≥ 1/);
 });
 
+test('the wake-ups\' timing error: one quiet window before they arrive does not pin a member\'s gain down; in steady sending it costs little', () => {
+  /**
+   * The real demo's gateway, as the governor sees it (2-s windows, no lag): 8 requests/s of
+   * other traffic, a prior of 0.6 requests per send (true 0.9), users who open a median 8 s
+   * after the push. 112 sends go out in one tick; the next window holds no wake-up yet and
+   * counts a little under the baseline, as one in six such windows does.
+   * @param {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} options
+   */
+  const demo = { metricsWindowMs: 2000, binMs: 2000, metricsLagMs: 0, capacityRps: 35, openProbability: 0.2, requestsPerOpen: 3, openDelayMedianMs: 8000, sessionMs: 3000 };
+  const quietWindow = (/** @type {object} */ options) => {
+    const bank = createModelBank(resolveControllerOptions({ ...demo, ...options }));
+    let now = 0;
+    for (let k = 0; k < 5; k++) {
+      now += 2000;
+      bank.record(now, now - 2000, now, 0);
+      bank.observe({ rps: 8, windowStartMs: now - 2000, windowEndMs: now, dtMs: 2000 });
+    }
+    now += 2000;
+    bank.record(now, now - 2000, now, 112);
+    bank.observe({ rps: 8, windowStartMs: now - 2000, windowEndMs: now, dtMs: 2000 });
+    now += 2000;
+    bank.record(now, now - 2000, now, 0);
+    bank.observe({ rps: 6, windowStartMs: now - 2000, windowEndMs: now, dtMs: 2000 });
+    const m = bank.snapshot().members.find((x) => x.medianFactor === 1 && x.sigmaFactor === 1);
+    assert.ok(m);
+    return m.requestsPerSend + 2 * m.requestsPerSendSd;
+  };
+  const withShift = quietWindow({ timingErrorMs: 2000 });
+  const withoutShift = quietWindow({ timingErrorMs: 0 });
+  assert.ok(withShift >= 0.9, `with the timing error the true 0.9 stays within the bound: ${withShift}`);
+  assert.ok(withoutShift < 0.9, `without, one window rules it out: ${withoutShift}`);
+
+  // Ten minutes of steady sending (10-s windows, the default shape) to users who open as the
+  // nominal member says: the gain is learnt as well with a 2-s timing error as without.
+  const steady = (/** @type {number} */ timingErrorMs) => {
+    const bank = createModelBank(resolveControllerOptions({ timingErrorMs }));
+    const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } });
+    const push = predictLoad(new Float64Array(600).fill(300), mass, 1.5, 600);
+    let now = 0;
+    for (let k = 0; k < 60; k++) {
+      now += 10_000;
+      bank.record(now, now - 10_000, now, 3000);
+      let rps = 0;
+      for (let t = now / 1000 - 10; t < now / 1000; t++) rps += (400 + push[t]) / 10;
+      bank.observe({ rps, windowStartMs: now - 10_000, windowEndMs: now, dtMs: 10_000 });
+    }
+    return bank.snapshot().members.find((x) => x.medianFactor === 1 && x.sigmaFactor === 1);
+  };
+  const [shifted, exact] = [steady(2000), steady(0)];
+  assert.ok(shifted && exact);
+  assert.ok(Math.abs(shifted.requestsPerSend - 1.5) < 0.03 && Math.abs(exact.requestsPerSend - 1.5) < 0.03, `gains ${shifted.requestsPerSend}, ${exact.requestsPerSend}`);
+  assert.ok(shifted.requestsPerSendSd < 1.1 * exact.requestsPerSendSd, `sd ${shifted.requestsPerSendSd} against ${exact.requestsPerSendSd}`);
+});
+
 test('the planner with the devices still to send: the same plan while they cover the horizon, faster towards the end, and still within capacity', async () => {
   const { createRatePlanner } = await import('../../shared/pacing/rate-planner.js');
   const { cumulativeKernel } = await import('../../shared/pacing/wake-up-model.js');
