@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { runDemo, requestDelayQuantileMs } from '../demo/run-demo.js';
 import { summarize, chartOf } from '../demo/present.js';
 import { windowsOf, sloShare } from '../demo/report.js';
-import { REAL_DEMO } from '../demo/settings.js';
+import { REAL_DEMO, setpointRatioOf } from '../demo/settings.js';
 import { ROOT } from './support.js';
 
 /** @typedef {import('../demo/settings.js').SourceName} SourceName */
@@ -137,20 +137,22 @@ export function formatRealGatewaySection(r) {
     `and one PostgreSQL lookup per request; ${world.baselineRps} requests/s from users nobody pushed; ${int(world.audience)} devices, ` +
     `${100 * world.wakeUp.openProbability}% open the app a median ${world.wakeUp.openDelayMedianMs / 1000} s after the push, ${world.wakeUp.requestsPerOpen} requests each. ` +
     `SLO p95 ${world.sloP95Ms} ms over the users' requests as the phones timed them, in 5-s windows. Governor priors: capacity ${world.priors.capacityRps}/s, ` +
-    `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * world.setpointRatio}% of the SLO. ` +
+    `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * setpointRatioOf(world, 'probe')}% of the SLO (${100 * setpointRatioOf(world, 'scrape')}% with the scrape, whose /metrics misses the users' wait in the kernel). ` +
     `Fixed rates were held ${r.holdSeconds} s and judged on their steady state; their time is ${int(world.audience)} / rate. ` +
     `A governed run had at most ${int(r.governedLimitSeconds)} s (1.5 × the best safe fixed rate's time plus ${GOVERNED_SLACK_MS / 1000} s of set-up and last wake-ups, at least the demo's ${world.maxWallMs / 1000} s). ` +
     `Whole run: ${(r.runtimeSeconds / 60).toFixed(1)} min.`, '',
-    '| run | time to send all | mean sends/s | 5-s windows over the SLO | user-visible errors | peak 5-s p95 | × best safe fixed | target |',
-    '|---|---|---|---|---|---|---|---|'];
+    '| run | time to send all | mean sends/s | 5-s windows over the SLO | user-visible errors | peak 5-s p95 | × best safe fixed | target | gateway CPU per request |',
+    '|---|---|---|---|---|---|---|---|---|'];
+  // The host's speed changes in phases minutes long: read what each run met beside it.
+  const cpu = (/** @type {RealGatewayRow} */ x) => (x.workMsPerRequest === null ? '–' : `${x.workMsPerRequest.toFixed(1)} ms`);
   for (const x of [...r.sweep].sort((a, b) => /** @type {number} */ (a.rate) - /** @type {number} */ (b.rate))) {
     lines.push(`| fixed ${x.rate}/s | ${x.sendSeconds?.toFixed(0)} s | ${x.meanSendRate ?? '–'} | ${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ${int(x.peakP95Ms)} ms | ` +
-      `${best ? ((x.sendSeconds ?? 0) / (best.sendSeconds ?? 1)).toFixed(2) : '–'} | ${x.safe ? 'safe' : 'not safe'}${x.failure ? ` (${x.failure})` : ''} |`);
+      `${best ? ((x.sendSeconds ?? 0) / (best.sendSeconds ?? 1)).toFixed(2) : '–'} | ${x.safe ? 'safe' : 'not safe'}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
   }
   for (const x of r.governed) {
     lines.push(`| governor, ${x.run === 'probe' ? 'active-probe' : 'metrics-scrape'} | ${x.sendSeconds === null ? '–' : `${x.sendSeconds.toFixed(0)} s`} | ${x.meanSendRate ?? '–'} | ` +
       `${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ${int(x.peakP95Ms)} ms | ${x.ratio === null ? '–' : x.ratio.toFixed(2)} | ` +
-      `${x.met ? 'met' : 'NOT met'}${x.failure ? ` (${x.failure})` : ''} |`);
+      `${x.met ? 'met' : 'NOT met'}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
   }
   lines.push('', `Best safe fixed rate: ${best ? `${best.rate}/s (${best.sendSeconds?.toFixed(0)} s for ${int(world.audience)} devices)` : 'none of those tried'}. ` +
     `Targets per governor run: ≥ 95% of 5-s windows within the SLO, 0 user-visible errors, every device exactly once, ≤ 1.3 × the best safe fixed rate's time. ` +
