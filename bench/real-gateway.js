@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { runDemo, requestDelayQuantileMs } from '../demo/run-demo.js';
 import { summarize, chartOf } from '../demo/present.js';
 import { windowsOf, sloShare } from '../demo/report.js';
-import { REAL_DEMO, setpointRatioOf } from '../demo/settings.js';
+import { REAL_DEMO } from '../demo/settings.js';
 import { ROOT } from './support.js';
 
 /** @typedef {import('../demo/settings.js').SourceName} SourceName */
@@ -137,7 +137,7 @@ export function formatRealGatewaySection(r) {
     `and one PostgreSQL lookup per request; ${world.baselineRps} requests/s from users nobody pushed; ${int(world.audience)} devices, ` +
     `${100 * world.wakeUp.openProbability}% open the app a median ${world.wakeUp.openDelayMedianMs / 1000} s after the push, ${world.wakeUp.requestsPerOpen} requests each. ` +
     `SLO p95 ${world.sloP95Ms} ms over the users' requests as the phones timed them, in 5-s windows. Governor priors: capacity ${world.priors.capacityRps}/s, ` +
-    `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * setpointRatioOf(world, 'probe')}% of the SLO (${100 * setpointRatioOf(world, 'scrape')}% with the scrape, whose /metrics misses the users' wait in the kernel). ` +
+    `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * world.setpointRatio}% of the SLO. ` +
     `Fixed rates were held ${r.holdSeconds} s and judged on their steady state; their time is ${int(world.audience)} / rate. ` +
     `A governed run had at most ${int(r.governedLimitSeconds)} s (1.5 × the best safe fixed rate's time plus ${GOVERNED_SLACK_MS / 1000} s of set-up and last wake-ups, at least the demo's ${world.maxWallMs / 1000} s). ` +
     `Whole run: ${(r.runtimeSeconds / 60).toFixed(1)} min.`, '',

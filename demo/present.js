@@ -6,7 +6,6 @@ import { niceCeil } from '../sim/svg.js';
 import { rateAtP95 } from './gateway.js';
 import { windowsOf, sloShare, secondsSeries, responsesPerSecond } from './report.js';
 import { compareForecast } from '../shared/campaign/campaign-report.js';
-import { setpointRatioOf } from './settings.js';
 
 /** @typedef {import('./run-demo.js').DemoRecord} DemoRecord */
 /** @typedef {import('./stack.js').GovernorTick} GovernorTick */
@@ -80,7 +79,7 @@ export function summarize(record, finishedAt) {
       opens: devices.opens ?? 0,
       // The phones' failed calls by cause (HTTP status or socket error), the whole run.
       failures: devices.failures ?? {},
-      ...capacities(world, record.source),
+      ...capacities(world),
       // The real gateway's CPU work per request, measured (the modelled one has none).
       workMsPerRequest: record.gatewayStats ? round(record.gatewayStats.workMsPerRequest, 2) : null
     },
@@ -113,16 +112,14 @@ function forecastAgainstActual(stored, campaignMs) {
  * The gateway's capacity: at full CPU, and for the modelled one (from its formula) where the
  * stationary p95 meets the SLO and the setpoint; the real one's are for the bench to measure.
  * @param {import('./settings.js').DemoWorld} world
- * @param {import('./settings.js').SourceName | null} source  null: a fixed rate
  * @returns {{ capacityRps: number, sloCapacityRps: number | null, setpointCapacityRps: number | null }}
  */
-function capacities(world, source) {
-  const { gateway, sloP95Ms } = world;
+function capacities({ gateway, sloP95Ms, setpointRatio }) {
   if (gateway.kind === 'real') return { capacityRps: round(1000 / gateway.cpuMs, 1), sloCapacityRps: null, setpointCapacityRps: null };
   return {
     capacityRps: (gateway.processes * 1000) / gateway.serviceMs,
     sloCapacityRps: round(rateAtP95(gateway, sloP95Ms), 1),
-    setpointCapacityRps: round(rateAtP95(gateway, setpointRatioOf(world, source) * sloP95Ms), 1)
+    setpointCapacityRps: round(rateAtP95(gateway, setpointRatio * sloP95Ms), 1)
   };
 }
 
@@ -204,14 +201,14 @@ export function chartOf(record, summary) {
         yMax: niceCeil(capacity * 1.15),
         lines: [
           { label: 'answered (2-s mean)', points: load, colour: '#1f77b4' },
-          { label: `governor's capacity estimate (p95 at ${100 * setpointRatioOf(world, record.source)}% of the SLO)`, points: record.ticks.filter((t) => t.capacity !== null).map((t) => [rel(t.at), /** @type {number} */ (t.capacity)]), colour: '#ff7f0e', step: true }
+          { label: `governor's capacity estimate (p95 at ${100 * world.setpointRatio}% of the SLO)`, points: record.ticks.filter((t) => t.capacity !== null).map((t) => [rel(t.at), /** @type {number} */ (t.capacity)]), colour: '#ff7f0e', step: true }
         ],
         levels: [
           { y: capacity, label: `full CPU (${int.format(capacity)}/s)`, dash: '6 4' },
           // Known only for the modelled gateway, from its formula.
           ...(summary.gateway.sloCapacityRps === null || summary.gateway.setpointCapacityRps === null ? [] : [
             { y: summary.gateway.sloCapacityRps, label: `p95 = SLO, steady (${int.format(summary.gateway.sloCapacityRps)}/s)` },
-            { y: summary.gateway.setpointCapacityRps, label: `p95 = ${setpointRatioOf(world, record.source) * world.sloP95Ms} ms (${int.format(summary.gateway.setpointCapacityRps)}/s)`, colour: '#ff7f0e' }
+            { y: summary.gateway.setpointCapacityRps, label: `p95 = ${world.setpointRatio * world.sloP95Ms} ms (${int.format(summary.gateway.setpointCapacityRps)}/s)`, colour: '#ff7f0e' }
           ])
         ]
       },

@@ -17,8 +17,7 @@ import { PROBE_ROUTE } from './gateway.js';
  * @property {'modelled' | 'real'} name
  * @property {number} audience
  * @property {number} sloP95Ms
- * @property {number} setpointRatio   the p95 the governor aims at, as a share of the SLO, with a source that times the requests as the users do (the probe; the modelled gateway's /metrics)
- * @property {number} [scrapeSetpointRatio]  the same with the metrics-scrape source where the gateway's /metrics misses part of the users' latency (default: setpointRatio)
+ * @property {number} setpointRatio   the p95 the governor aims at, as a share of the SLO
  * @property {ModelledGatewaySettings | RealGatewaySettings} gateway
  * @property {number} baselineRps     requests/s from users nobody pushed (Poisson)
  * @property {{ openProbability: number, requestsPerOpen: number, openDelayMedianMs: number, openDelaySigma: number, sessionMeanMs: number }} wakeUp  the truth the phones follow
@@ -71,9 +70,9 @@ export const DEMO = Object.freeze({
  * 6,000 devices, 30% open the app a median 6 s after the push and make 3 requests (0.9 per
  * send). The governor gets what an operator would give it: a load test's 35 requests/s, an
  * open rate of 20% and a median delay of 8 s from past campaigns (both off), and a setpoint
- * of 60% of a 500 ms SLO, lowered for a jumpy gateway as docs/pacing.md advises (50% with the
- * scrape). Its SLO is judged from the phones' record, not the gateway's: a single process's
- * queue sits partly in the kernel, where its /metrics cannot see (real-gateway.js).
+ * of 60% of a 500 ms SLO, lowered for a jumpy gateway as docs/pacing.md advises. Its SLO is judged from the phones' record, not the
+ * gateway's: a single process's queue sits partly in the kernel, where its /metrics cannot
+ * see (real-gateway.js).
  * @type {Readonly<DemoWorld>}
  */
 export const REAL_DEMO = Object.freeze({
@@ -84,11 +83,6 @@ export const REAL_DEMO = Object.freeze({
   // from window to window than the modelled gateway's 16 (which runs at 0.7): at the default
   // 0.8, 30% of 5-s windows went over the SLO in a trial run.
   setpointRatio: 0.6,
-  // Its /metrics misses the users' wait in the kernel while the event loop is busy: the phones'
-  // 5-s p95 was a median 1.10-1.18 × the scraped one in two runs (docs/pacing.md, "What a
-  // gateway's own histogram does not see"). 0.6 / 1.18 ≈ 0.5 aims the users' p95 where the
-  // probe's 0.6 does, as docs/pacing.md tells an operator to do with an in-process histogram.
-  scrapeSetpointRatio: 0.5,
   gateway: Object.freeze({ kind: 'real', cpuMs: 23, probeCpuMs: 1 }),
   baselineRps: 8,
   wakeUp: Object.freeze({ openProbability: 0.3, requestsPerOpen: 3, openDelayMedianMs: 6000, openDelaySigma: 0.7, sessionMeanMs: 2000 }),
@@ -106,22 +100,8 @@ export const REAL_DEMO = Object.freeze({
   // to about 2 s, so one quiet window before the wake-ups come must not read as "nobody
   // opens" (docs/pacing.md, "The wake-ups' timing": without it a run sent 209 devices in 2 s
   // into a gateway with room for 20 requests/s).
-  // The miss feedback's target, in its own unit: the SLO allows 5% of the phones' 5-s windows
-  // over; a slowdown of this gateway (its CPU per request changes in phases) costs them 2-4
-  // such windows and counts once in the governor's 2-s windows, and a run has about 200 of
-  // those: at most about one slowdown a run, 0.5% of windows starting a run over. At the
-  // default 2% the trim recovered within 100 s of a slowdown, before the next one.
-  env: Object.freeze({ TRANSACTIONAL_SHARE: '0', PACING_TIMING_ERROR_MS: '2000', PACING_MISS_SHARE: '0.005' })
+  env: Object.freeze({ TRANSACTIONAL_SHARE: '0', PACING_TIMING_ERROR_MS: '2000' })
 });
-
-/**
- * The p95 the governor aims at with this source, as a share of the SLO.
- * @param {DemoWorld} world
- * @param {SourceName | null} source  null: no governor (a fixed rate)
- */
-export function setpointRatioOf(world, source) {
-  return source === 'scrape' ? world.scrapeSetpointRatio ?? world.setpointRatio : world.setpointRatio;
-}
 
 /** `--gateway` → its world. */
 export const WORLDS = Object.freeze({ modelled: DEMO, real: REAL_DEMO });
@@ -147,7 +127,7 @@ export function governorEnv(world, gatewayUrl, source = 'scrape') {
     GATEWAY_METRICS: SOURCES[source],
     GATEWAY_METRICS_URL: source === 'probe' ? `${gatewayUrl}${PROBE_ROUTE}` : `${gatewayUrl}/metrics`,
     PACING_SLO_P95_MS: String(world.sloP95Ms),
-    PACING_SETPOINT_RATIO: String(setpointRatioOf(world, source)),
+    PACING_SETPOINT_RATIO: String(world.setpointRatio),
     PACING_CAPACITY_RPS: String(p.capacityRps),
     PACING_OPEN_PROBABILITY: String(p.openProbability),
     PACING_REQUESTS_PER_OPEN: String(p.requestsPerOpen),
