@@ -85,7 +85,7 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
    */
   function shapeErrorVariance(w) {
     const shift = o.timingErrorMs;
-    if (shapeErrors.length === 0 && !(shift > 0)) return 0;
+    if (shapeErrors.length === 0 && shift === 0) return 0;
     const { gain, paa } = params.estimate();
     let change = 0;
     for (const l of shapeErrors) change += l.meanOver(w.windowStartMs, w.windowEndMs) ** 2;
