@@ -1,25 +1,29 @@
 // The governor against the real gateway (demo/real-gateway.js: one process, 23 ms of CPU and
 // a PostgreSQL lookup per request), in one run: a sweep of fixed send rates without a
 // governor, to find the best rate an operator could have set safely, then the governor with
-// each gateway metric source on the full 6,000-device campaign. Issue #11's targets: with
-// either source the users' p95 within the SLO in ≥ 95% of 5-s windows, and the campaign done
-// in at most 1.3 × the best safe fixed rate's time.
+// each gateway metric source. Issue #11's targets: with either source the users' p95 within
+// the SLO in ≥ 95% of 5-s windows, and the campaign done in at most 1.3 × the best safe fixed
+// rate's time.
 //
 //   node bench/real-gateway.js            prints the section (npm run bench real-gateway appends it to RESULTS.md)
 //
-// A fixed rate's load is steady once its first sends' wake-ups have arrived, so each sweep
-// point sends for about 120 s and is judged on its steady state only (from the time 90% of a
-// send's requests have arrived until the last send): the regime a whole campaign at that rate
-// spends nearly all its time in. Its time for the full campaign is then audience / rate.
-// 120 s gives about 21 judged 5-s windows, the fewest in which the 95% rule the governor is
-// held to allows one window over; at 75 s (12 windows) one window over failed a rate.
+// Every run, fixed or governed, sends the whole 6,000-device campaign and is judged the same
+// way: the demo's own checks, every 5-s window from the first send to the last wake-ups (as
+// the issue's own table timed fixed 25/s and 32/s). Until 2026-11-29 each fixed rate was held
+// for 120 s and judged on its steady state: about 21 windows, against the 80-95 of a governed
+// run. At the same 95% rule that is a much weaker test. This machine's one-process gateway has
+// slow spells at any load, so a rate is "safe" with some probability. A rate whose long-run
+// share of windows over the SLO is 10% passes 21 windows 36% of the time, and 94 windows 4% of
+// the time (binomial). The sweep keeps the highest rate that passes, so the short holds set
+// the bar with the luckiest of several weak tests (bench/RESULTS.md, 2026-11-29 10:09: fixed
+// 16/s passed 0 of 21 windows over at 21.9 requests/s; the governed scrape run then had 9 of
+// 94 windows over at 20.1 requests/s).
 // Rates go up until one fails; a higher rate only adds load. When the first already fails,
 // they go down by 4/s until one is safe.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runDemo, requestDelayQuantileMs } from '../demo/run-demo.js';
+import { runDemo } from '../demo/run-demo.js';
 import { summarize, chartOf } from '../demo/present.js';
-import { windowsOf, sloShare } from '../demo/report.js';
 import { REAL_DEMO } from '../demo/settings.js';
 import { ROOT } from './support.js';
 
@@ -30,48 +34,54 @@ import { ROOT } from './support.js';
  * @property {string} run            'fixed' or the governor's source
  * @property {number | null} rate    the fixed rate (sends/s)
  * @property {number} devices        sent in this run
- * @property {number | null} sendSeconds   time to send all `audience` (fixed: audience / rate)
+ * @property {number | null} sendSeconds   from the first send to the last (null: not all were sent)
  * @property {number | null} meanSendRate  measured, sends/s
  * @property {number} windows        5-s windows judged
  * @property {number} windowsOver    of them, p95 over the SLO
  * @property {number} errors         users' requests answered 5xx or not at all
  * @property {Record<string, number>} failures  the phones' failed calls by cause, the whole run
  * @property {number} peakP95Ms
- * @property {boolean} safe          within the SLO in ≥ 95% of windows, 0 errors, no failure
+ * @property {boolean} safe          all sent exactly once, within the SLO in ≥ 95% of windows, 0 errors, no failure
  * @property {string | null} failure
  * @property {number | null} workMsPerRequest  the gateway's CPU work per request, measured
  */
 
 /**
  * Runs the sweep and both governor runs.
- * @param {{ rates?: number[], holdSeconds?: number, note?: (message: string) => void, chartDir?: string, audience?: number }} [options]
- *   audience: the governed runs' (default the world's; smaller only to try the bench out)
+ * @param {{ rates?: number[], note?: (message: string) => void, chartDir?: string, audience?: number }} [options]
+ *   audience: every run's (default the world's; smaller only to try the bench out)
  */
-export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], holdSeconds = 120, note = () => {}, chartDir = join(ROOT, 'bench/out/real-gateway'), audience } = {}) {
+export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = () => {}, chartDir = join(ROOT, 'bench/out/real-gateway'), audience } = {}) {
   const world = audience === undefined ? REAL_DEMO : { ...REAL_DEMO, audience };
   const started = Date.now();
   await mkdir(chartDir, { recursive: true });
+
+  /**
+   * One whole campaign, fixed or governed, judged by the demo's own checks.
+   * @param {{ rate?: number, source?: SourceName, maxWallMs: number }} how
+   */
+  const campaign = async ({ rate, source, maxWallMs }) => {
+    const record = await runDemo({ world: { ...world, maxWallMs }, source, fixedRate: rate, note, onTick: () => {} });
+    const summary = summarize(record, Date.now());
+    const { slo, exactlyOnce } = summary.checks;
+    /** @type {RealGatewayRow} */
+    const row = {
+      run: rate === undefined ? /** @type {string} */ (source) : 'fixed', rate: rate ?? null, devices: record.audience,
+      sendSeconds: summary.campaign.seconds, meanSendRate: summary.campaign.meanSendRate,
+      windows: slo.evaluated, windowsOver: slo.evaluated - slo.within, errors: summary.gateway.errors, failures: summary.gateway.failures, peakP95Ms: summary.gateway.peakP95Ms,
+      safe: record.failure === null && exactlyOnce.ok && slo.ok && summary.gateway.errors === 0, failure: record.failure, workMsPerRequest: summary.gateway.workMsPerRequest
+    };
+    return { row, record, summary };
+  };
+
   /** @type {RealGatewayRow[]} */
   const sweep = [];
-  /** One fixed rate, held and judged on its steady state. @param {number} rate */
+  /** One fixed rate for the whole campaign. @param {number} rate */
   const fixedPoint = async (rate) => {
-    note(`fixed ${rate} sends/s for ${holdSeconds} s`);
-    const record = await runDemo({ world, audience: Math.round(rate * holdSeconds), fixedRate: rate, waitForWakeUps: false, note, onTick: () => {} });
-    const summary = summarize(record, Date.now());
-    const end = record.campaignEnd ?? record.evaluationEnd;
-    const windows = windowsOf(record.samples, { from: record.campaignStart + requestDelayQuantileMs(world, 0.9), to: end, windowMs: world.evaluationWindowMs });
-    const slo = sloShare(windows, world.sloP95Ms);
-    const errors = windows.reduce((n, w) => n + w.errors, 0);
-    const row = {
-      run: 'fixed', rate, devices: record.audience, sendSeconds: world.audience / rate, meanSendRate: summary.campaign.meanSendRate,
-      windows: slo.evaluated, windowsOver: slo.evaluated - slo.within, errors, failures: summary.gateway.failures, peakP95Ms: slo.peakP95Ms,
-      safe: record.failure === null && slo.evaluated > 0 && slo.share >= world.minShareWithinSlo && errors === 0,
-      failure: record.failure, workMsPerRequest: summary.gateway.workMsPerRequest
-    };
+    note(`fixed ${rate} sends/s, ${world.audience} devices`);
+    const { row, summary } = await campaign({ rate, maxWallMs: runLimitMs(world.maxWallMs, world.audience / rate) });
     sweep.push(row);
-    // The steady-state windows this point was judged on, beside the demo's summary of the whole run.
-    const judged = windows.map((w) => ({ t: Math.round(w.start - record.campaignStart) / 1000, p95Ms: Math.round(w.p95Ms), rps: w.rps, errors: w.errors }));
-    await writeFile(join(chartDir, `fixed-${rate}.json`), JSON.stringify({ ...summary, judged }, null, 2) + '\n');
+    await writeFile(join(chartDir, `fixed-${rate}.json`), JSON.stringify(summary, null, 2) + '\n');
     return row.safe;
   };
   // Up from the first rate while it is safe; a gateway slower than the one the rates were
@@ -83,42 +93,35 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], holdSecon
   }
   const best = sweep.filter((x) => x.safe).sort((a, b) => /** @type {number} */ (a.rate) - /** @type {number} */ (b.rate)).at(-1) ?? null;
 
-  const governedWorld = { ...world, maxWallMs: governedLimitMs(world.maxWallMs, best?.sendSeconds ?? null) };
+  const governedLimit = runLimitMs(world.maxWallMs, best?.sendSeconds ?? null);
   /** @type {Array<RealGatewayRow & { ratio: number | null, met: boolean }>} */
   const governed = [];
   for (const source of /** @type {SourceName[]} */ (['scrape', 'probe'])) {
-    note(`governor reading the ${source}, ${world.audience} devices, at most ${(governedWorld.maxWallMs / 1000).toFixed(0)} s`);
-    const record = await runDemo({ world: governedWorld, source, note, onTick: () => {} });
-    const summary = summarize(record, Date.now());
-    const { slo } = summary.checks;
-    const sendSeconds = summary.campaign.seconds;
-    const ratio = best && sendSeconds !== null ? sendSeconds / /** @type {number} */ (best.sendSeconds) : null;
-    governed.push({
-      run: source, rate: null, devices: record.audience, sendSeconds, meanSendRate: summary.campaign.meanSendRate,
-      windows: slo.evaluated, windowsOver: slo.evaluated - slo.within, errors: summary.gateway.errors, failures: summary.gateway.failures, peakP95Ms: summary.gateway.peakP95Ms,
-      safe: slo.ok && summary.gateway.errors === 0, failure: record.failure, workMsPerRequest: summary.gateway.workMsPerRequest,
-      ratio, met: record.failure === null && summary.checks.exactlyOnce.ok && slo.ok && summary.gateway.errors === 0 && ratio !== null && ratio <= 1.3
-    });
+    note(`governor reading the ${source}, ${world.audience} devices, at most ${(governedLimit / 1000).toFixed(0)} s`);
+    const { row, record, summary } = await campaign({ source, maxWallMs: governedLimit });
+    const ratio = best && row.sendSeconds !== null ? row.sendSeconds / /** @type {number} */ (best.sendSeconds) : null;
+    governed.push({ ...row, ratio, met: row.safe && ratio !== null && ratio <= 1.3 });
     await writeFile(join(chartDir, `governor-${source}.json`), JSON.stringify(summary, null, 2) + '\n');
     await writeFile(join(ROOT, `bench/charts/real-gateway-${source}.svg`), chartOf(record, summary));
   }
-  return { world, holdSeconds, sweep, best, governed, governedLimitSeconds: governedWorld.maxWallMs / 1000, runtimeSeconds: (Date.now() - started) / 1000 };
+  return { world, sweep, best, governed, governedLimitSeconds: governedLimit / 1000, runtimeSeconds: (Date.now() - started) / 1000 };
 }
 
 /** Set-up (gateway, workers, governor's warm-up) and the last wake-ups, beyond the sends. */
-const GOVERNED_SLACK_MS = 90_000;
+const SLACK_MS = 90_000;
 
 /**
- * How long a governed run may take. It may take 1.3 × the best safe fixed rate's time and
+ * How long a run may take. A governed run may take 1.3 × the best safe fixed rate's time and
  * still meet its target, so it gets at least that long (1.5 ×, so that a near miss is timed,
  * not cut off) plus the set-up and the last wake-ups, and never less than the demo's own
  * limit. On a slow phase of this machine the best safe rate was 12/s, 500 s for the campaign,
- * and the demo's 7 minutes cut the probe run off at 4,521 devices.
+ * and the demo's 7 minutes cut the probe run off at 4,521 devices. A fixed rate gets the same
+ * for its own time, audience / rate.
  * @param {number} demoLimitMs
- * @param {number | null} bestSendSeconds  the best safe fixed rate's time for the campaign (null: none was safe)
+ * @param {number | null} sendSeconds  the time the run is measured against (null: none)
  */
-export function governedLimitMs(demoLimitMs, bestSendSeconds) {
-  return bestSendSeconds === null ? demoLimitMs : Math.max(demoLimitMs, Math.ceil(1.5 * bestSendSeconds * 1000) + GOVERNED_SLACK_MS);
+export function runLimitMs(demoLimitMs, sendSeconds) {
+  return sendSeconds === null ? demoLimitMs : Math.max(demoLimitMs, Math.ceil(1.5 * sendSeconds * 1000) + SLACK_MS);
 }
 
 /**
@@ -138,31 +141,29 @@ export function formatRealGatewaySection(r) {
     `${100 * world.wakeUp.openProbability}% open the app a median ${world.wakeUp.openDelayMedianMs / 1000} s after the push, ${world.wakeUp.requestsPerOpen} requests each. ` +
     `SLO p95 ${world.sloP95Ms} ms over the users' requests as the phones timed them, in 5-s windows. Governor priors: capacity ${world.priors.capacityRps}/s, ` +
     `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * world.setpointRatio}% of the SLO. ` +
-    `Fixed rates were held ${r.holdSeconds} s and judged on their steady state; their time is ${int(world.audience)} / rate. ` +
-    `A governed run had at most ${int(r.governedLimitSeconds)} s (1.5 × the best safe fixed rate's time plus ${GOVERNED_SLACK_MS / 1000} s of set-up and last wake-ups, at least the demo's ${world.maxWallMs / 1000} s). ` +
+    `Every run sent all ${int(world.audience)} devices and was judged on every 5-s window from its first send to its last wake-ups; its time is from the first send to the last. ` +
+    `A governed run had at most ${int(r.governedLimitSeconds)} s (1.5 × the best safe fixed rate's time plus ${SLACK_MS / 1000} s of set-up and last wake-ups, at least the demo's ${world.maxWallMs / 1000} s). ` +
     `Whole run: ${(r.runtimeSeconds / 60).toFixed(1)} min.`, '',
     '| run | time to send all | mean sends/s | 5-s windows over the SLO | user-visible errors | peak 5-s p95 | × best safe fixed | target | gateway CPU per request |',
     '|---|---|---|---|---|---|---|---|---|'];
   // The host's speed changes in phases minutes long: read what each run met beside it.
   const cpu = (/** @type {RealGatewayRow} */ x) => (x.workMsPerRequest === null ? '–' : `${x.workMsPerRequest.toFixed(1)} ms`);
-  for (const x of [...r.sweep].sort((a, b) => /** @type {number} */ (a.rate) - /** @type {number} */ (b.rate))) {
-    lines.push(`| fixed ${x.rate}/s | ${x.sendSeconds?.toFixed(0)} s | ${x.meanSendRate ?? '–'} | ${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ${int(x.peakP95Ms)} ms | ` +
-      `${best ? ((x.sendSeconds ?? 0) / (best.sendSeconds ?? 1)).toFixed(2) : '–'} | ${x.safe ? 'safe' : 'not safe'}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
-  }
-  for (const x of r.governed) {
-    lines.push(`| governor, ${x.run === 'probe' ? 'active-probe' : 'metrics-scrape'} | ${x.sendSeconds === null ? '–' : `${x.sendSeconds.toFixed(0)} s`} | ${x.meanSendRate ?? '–'} | ` +
-      `${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ${int(x.peakP95Ms)} ms | ${x.ratio === null ? '–' : x.ratio.toFixed(2)} | ` +
-      `${x.met ? 'met' : 'NOT met'}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
-  }
-  lines.push('', `Best safe fixed rate: ${best ? `${best.rate}/s (${best.sendSeconds?.toFixed(0)} s for ${int(world.audience)} devices)` : 'none of those tried'}. ` +
+  /** @param {RealGatewayRow} x @param {number | null} ratio @param {string} verdict */
+  const row = (x, ratio, verdict) => lines.push(`| ${x.rate === null ? `governor, ${x.run === 'probe' ? 'active-probe' : 'metrics-scrape'}` : `fixed ${x.rate}/s`} | ` +
+    `${x.sendSeconds === null ? '–' : `${x.sendSeconds.toFixed(0)} s`} | ${x.meanSendRate ?? '–'} | ${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ` +
+    `${int(x.peakP95Ms)} ms | ${ratio === null ? '–' : ratio.toFixed(2)} | ${verdict}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
+  const overBest = (/** @type {RealGatewayRow} */ x) => (best && x.sendSeconds !== null ? x.sendSeconds / /** @type {number} */ (best.sendSeconds) : null);
+  for (const x of [...r.sweep].sort((a, b) => /** @type {number} */ (a.rate) - /** @type {number} */ (b.rate))) row(x, overBest(x), x.safe ? 'safe' : 'not safe');
+  for (const x of r.governed) row(x, x.ratio, x.met ? 'met' : 'NOT met');
+  lines.push('', `Best safe fixed rate: ${best ? `${best.rate}/s (${best.sendSeconds?.toFixed(0) ?? '–'} s for ${int(world.audience)} devices)` : 'none of those tried'}. ` +
     `Targets per governor run: ≥ 95% of 5-s windows within the SLO, 0 user-visible errors, every device exactly once, ≤ 1.3 × the best safe fixed rate's time. ` +
     `Charts: [metrics-scrape](charts/real-gateway-scrape.svg), [active-probe](charts/real-gateway-probe.svg).`, '');
   return lines.join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // `node bench/real-gateway.js --smoke`: one short fixed rate and two small governed runs, to try it out.
+  // `node bench/real-gateway.js --smoke`: one fixed rate and two governed runs, 400 devices each, to try it out.
   const smoke = process.argv.includes('--smoke');
-  const r = await benchRealGateway({ note: (m) => console.error(`· ${m}`), ...(smoke ? { rates: [20], holdSeconds: 25, audience: 400 } : {}) });
+  const r = await benchRealGateway({ note: (m) => console.error(`· ${m}`), ...(smoke ? { rates: [20], audience: 400 } : {}) });
   console.log(formatRealGatewaySection(r));
 }

@@ -52,14 +52,12 @@ import { startGateway, startGovernor, startWorker, pushctl } from './stack.js';
  * @param {number} [options.audience]    the world's unless given
  * @param {SourceName} [options.source]  the governor's gateway metric source (default scrape)
  * @param {number} [options.fixedRate]   no governor: the bucket is set to this once
- * @param {boolean} [options.waitForWakeUps]  after the last send, wait for its wake-ups (default true; the bench's
- *   fixed-rate points judge only their steady state and skip it)
  * @param {(tick: GovernorTick, progress: { delivered: number, campaignStart: number | null }) => void} options.onTick
  * @param {(message: string) => void} options.note   progress of the setup
  * @param {AbortSignal} [options.signal]  Ctrl-C: stop, clean up, report what there is
  * @returns {Promise<DemoRecord>}
  */
-export async function runDemo({ world = DEMO, audience = world.audience, source = 'scrape', fixedRate, waitForWakeUps = true, onTick, note, signal }) {
+export async function runDemo({ world = DEMO, audience = world.audience, source = 'scrape', fixedRate, onTick, note, signal }) {
   const startedAt = Date.now();
   const config = loadConfig(process.env);
   const prefix = `demo-${randomUUID().slice(0, 8)}`;
@@ -161,7 +159,7 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
 
     // Judge the gateway until the last send's wake-ups have (99%) arrived, as the simulator
     // does: the load a send causes comes seconds after it.
-    const settle = waitForWakeUps ? devices.stats().lastDeliveryAt + requestDelayQuantileMs(world, 0.99) : Date.now();
+    const settle = devices.stats().lastDeliveryAt + requestDelayQuantileMs(world, 0.99);
     note(`campaign completed; waiting ${((settle - Date.now()) / 1000).toFixed(1)} s for the last wake-ups`);
     while (Date.now() < settle || (devices.stats().inFlight > 0 && Date.now() < settle + 10_000)) {
       checkTime('the last wake-ups arrive');
@@ -217,7 +215,7 @@ async function writeCampaignFiles(dir, count) {
  * @param {DemoWorld} world
  * @param {number} q
  */
-export function requestDelayQuantileMs(world, q) {
+function requestDelayQuantileMs(world, q) {
   const { openDelayMedianMs, openDelaySigma, sessionMeanMs } = world.wakeUp;
   const mass = requestTimeMassPerSecond({
     openDelay: [{ share: 1, medianMs: openDelayMedianMs, sigma: openDelaySigma }],
