@@ -93,7 +93,6 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
   }
   // Then halfway between the best safe rate and the failed one above it: steps of 4/s are
   // 20-25% apart at this gateway's 16-20/s, coarse against a 1.3 × target.
-  const byRate = (/** @type {RealGatewayRow} */ a, /** @type {RealGatewayRow} */ b) => Number(a.rate) - Number(b.rate);
   const bestSafe = () => sweep.filter((x) => x.safe).sort(byRate).at(-1) ?? null;
   const safe = bestSafe();
   const failedAbove = safe && sweep.filter((x) => !x.safe && Number(x.rate) > Number(safe.rate)).sort(byRate)[0];
@@ -113,6 +112,9 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
   }
   return { world, sweep, best, governed, governedLimitSeconds: governedLimit / 1000, runtimeSeconds: (Date.now() - started) / 1000 };
 }
+
+/** Sweep rows in order of their rate. @param {RealGatewayRow} a @param {RealGatewayRow} b */
+const byRate = (a, b) => Number(a.rate) - Number(b.rate);
 
 /** Set-up (gateway, workers, governor's warm-up) and the last wake-ups, beyond the sends. */
 const SLACK_MS = 90_000;
@@ -159,8 +161,7 @@ export function formatRealGatewaySection(r) {
   const row = (x, ratio, verdict) => lines.push(`| ${x.rate === null ? `governor, ${x.run === 'probe' ? 'active-probe' : 'metrics-scrape'}` : `fixed ${x.rate}/s`} | ` +
     `${x.sendSeconds === null ? '–' : `${x.sendSeconds.toFixed(0)} s`} | ${x.meanSendRate ?? '–'} | ${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ` +
     `${int(x.peakP95Ms)} ms | ${ratio === null ? '–' : ratio.toFixed(2)} | ${verdict}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
-  const overBest = (/** @type {RealGatewayRow} */ x) => (best && x.sendSeconds !== null ? x.sendSeconds / /** @type {number} */ (best.sendSeconds) : null);
-  for (const x of [...r.sweep].sort((a, b) => /** @type {number} */ (a.rate) - /** @type {number} */ (b.rate))) row(x, overBest(x), x.safe ? 'safe' : 'not safe');
+  for (const x of [...r.sweep].sort(byRate)) row(x, best && x.sendSeconds !== null ? x.sendSeconds / /** @type {number} */ (best.sendSeconds) : null, x.safe ? 'safe' : 'not safe');
   for (const x of r.governed) row(x, x.ratio, x.met ? 'met' : 'NOT met');
   lines.push('', `Best safe fixed rate: ${best ? `${best.rate}/s (${best.sendSeconds?.toFixed(0) ?? '–'} s for ${int(world.audience)} devices)` : 'none of those tried'}. ` +
     `Targets per governor run: ≥ 95% of 5-s windows within the SLO, 0 user-visible errors, every device exactly once, ≤ 1.3 × the best safe fixed rate's time. ` +
