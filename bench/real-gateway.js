@@ -105,13 +105,19 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
   for (const source of /** @type {SourceName[]} */ (['scrape', 'probe'])) {
     note(`governor reading the ${source}, ${world.audience} devices, at most ${(governedLimit / 1000).toFixed(0)} s`);
     const { row, record, summary } = await campaign({ source, maxWallMs: governedLimit });
-    const ratio = best && row.sendSeconds !== null ? row.sendSeconds / /** @type {number} */ (best.sendSeconds) : null;
+    const ratio = overBest(row, best);
     governed.push({ ...row, ratio, met: row.safe && ratio !== null && ratio <= 1.3 });
     await writeFile(join(chartDir, `governor-${source}.json`), JSON.stringify(summary, null, 2) + '\n');
     await writeFile(join(ROOT, `bench/charts/real-gateway-${source}.svg`), chartOf(record, summary));
   }
   return { world, sweep, best, governed, governedLimitSeconds: governedLimit / 1000, runtimeSeconds: (Date.now() - started) / 1000 };
 }
+
+/**
+ * A run's time over the best safe fixed rate's (null: either is unknown).
+ * @param {RealGatewayRow} x @param {RealGatewayRow | null} best
+ */
+const overBest = (x, best) => (best?.sendSeconds && x.sendSeconds !== null ? x.sendSeconds / best.sendSeconds : null);
 
 /** Sweep rows in order of their rate. @param {RealGatewayRow} a @param {RealGatewayRow} b */
 const byRate = (a, b) => Number(a.rate) - Number(b.rate);
@@ -161,7 +167,7 @@ export function formatRealGatewaySection(r) {
   const row = (x, ratio, verdict) => lines.push(`| ${x.rate === null ? `governor, ${x.run === 'probe' ? 'active-probe' : 'metrics-scrape'}` : `fixed ${x.rate}/s`} | ` +
     `${x.sendSeconds === null ? '–' : `${x.sendSeconds.toFixed(0)} s`} | ${x.meanSendRate ?? '–'} | ${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ` +
     `${int(x.peakP95Ms)} ms | ${ratio === null ? '–' : ratio.toFixed(2)} | ${verdict}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
-  for (const x of [...r.sweep].sort(byRate)) row(x, best && x.sendSeconds !== null ? x.sendSeconds / /** @type {number} */ (best.sendSeconds) : null, x.safe ? 'safe' : 'not safe');
+  for (const x of [...r.sweep].sort(byRate)) row(x, overBest(x, best), x.safe ? 'safe' : 'not safe');
   for (const x of r.governed) row(x, x.ratio, x.met ? 'met' : 'NOT met');
   lines.push('', `Best safe fixed rate: ${best ? `${best.rate}/s (${best.sendSeconds?.toFixed(0) ?? '–'} s for ${int(world.audience)} devices)` : 'none of those tried'}. ` +
     `Targets per governor run: ≥ 95% of 5-s windows within the SLO, 0 user-visible errors, every device exactly once, ≤ 1.3 × the best safe fixed rate's time. ` +
