@@ -2,16 +2,14 @@
 // A demo gateway as its own process, as a real gateway would be:
 //   node demo/gateway-main.js '{"processes":8,"serviceMs":20,"downstreamMs":30,"timeoutMs":5000}'
 //   node demo/gateway-main.js '{"kind":"real","cpuMs":23,"databaseUrl":"postgres://..."}'
-//   node demo/gateway-main.js '{"kind":"front","upstream":"http://127.0.0.1:PORT"}'
 // The first is the modelled gateway (gateway.js), the second the real one (real-gateway.js),
-// whose CPU is then this process's own, the third a router in front of one (front.js). Prints one JSON line with its URL once it listens;
+// whose CPU is then this process's own. Prints one JSON line with its URL once it listens;
 // SIGTERM or SIGINT stops it.
 import { createDemoGateway } from './gateway.js';
 import { createRealGateway } from './real-gateway.js';
-import { createFront } from './front.js';
 
 const { kind = 'modelled', ...options } = JSON.parse(process.argv[2] ?? '{}');
-const gateway = kind === 'real' ? createRealGateway(options) : kind === 'front' ? createFront(options) : createDemoGateway(options);
+const gateway = kind === 'real' ? createRealGateway(options) : createDemoGateway(options);
 const url = await gateway.listen(Number(process.argv[3] ?? 0));
 process.stdout.write(`${JSON.stringify({ url })}\n`);
 

@@ -9,7 +9,7 @@ import { PROBE_ROUTE } from './gateway.js';
 
 /**
  * @typedef {{ kind: 'modelled' } & import('./gateway.js').GatewayOptions} ModelledGatewaySettings
- * @typedef {{ kind: 'real', cpuMs: number, probeCpuMs: number, front?: boolean }} RealGatewaySettings  front: a router in front (demo/front.js), whose /metrics the scrape reads
+ * @typedef {{ kind: 'real', cpuMs: number, probeCpuMs: number }} RealGatewaySettings
  */
 
 /**

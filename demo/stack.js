@@ -82,26 +82,13 @@ export async function waitForReady(proc, ready, what, timeoutMs = 20_000) {
  * @param {string} databaseUrl  the real gateway's PostgreSQL
  */
 export async function startGateway(settings, env, databaseUrl) {
-  const { front, ...options } = settings.kind === 'real' ? { ...settings, databaseUrl } : { ...settings, front: false };
-  const gateway = await startListener(`the ${settings.kind} demo gateway`, options, env);
-  if (!front) return gateway;
-  const router = await startListener('the router in front of the gateway', { kind: 'front', upstream: gateway.url }, env);
-  return { ...router, tail: () => `${gateway.tail()}\n${router.tail()}`, stop: () => Promise.all([router.stop(), gateway.stop()]).then(() => {}) };
-}
-
-/**
- * demo/gateway-main.js with `options`; resolves once it prints its URL.
- * @param {string} what
- * @param {object} options
- * @param {Record<string, string | undefined>} env
- */
-async function startListener(what, options, env) {
   /** @type {string | null} */
   let url = null;
+  const options = settings.kind === 'real' ? { ...settings, databaseUrl } : settings;
   const proc = spawnNode('gateway', ['demo/gateway-main.js', JSON.stringify(options)], env, (line) => {
     if (line.startsWith('{"url"')) url = JSON.parse(line).url;
   });
-  await waitForReady(proc, () => url !== null, what);
+  await waitForReady(proc, () => url !== null, `the ${settings.kind} demo gateway`);
   return { ...proc, url: /** @type {string} */ (/** @type {unknown} */ (url)) };
 }
 
