@@ -14,6 +14,7 @@ const AHEAD_CACHE_MS = 5000;
 import { buildCampaignReport } from '../campaign/campaign-report.js';
 
 /** @typedef {import('./dashboard-auth.js').DashboardAuth} DashboardAuth */
+/** @typedef {import('../forecast/load-ahead.js').LoadAhead} LoadAhead */
 /** @typedef {import('fastify').FastifyRequest} FastifyRequest */
 /** @typedef {import('fastify').FastifyReply} FastifyReply */
 
@@ -69,8 +70,10 @@ const CONTROL = { config: { access: /** @type {Access} */ ('control') } };
  * @param {() => number} [deps.now]
  * @param {Pick<import('../governor/live-model.js').LiveModelStore, 'read'>} [deps.liveModel]  the governor's live model:
  *   a running campaign's chart adds the predicted wake-up load from it
+ * @param {(model: import('../forecast/campaign-forecast.js').LiveModel, campaign: Parameters<typeof loadAhead>[1]) => Promise<LoadAhead>} [deps.predictLoad]
+ *   computes it (the web process runs it in a thread: load-ahead-thread.js); in this process when absent
  */
-export function createDashboardServer({ store, bucket, series, history, schedules, auth, ops, logger, now = Date.now, liveModel }) {
+export function createDashboardServer({ store, bucket, series, history, schedules, auth, ops, logger, now = Date.now, liveModel, predictLoad = async (model, campaign) => loadAhead(model, campaign) }) {
   // No request log: every viewer polls each second, and Heroku keeps only 1,500 log lines.
   const app = Fastify({ logger: false, bodyLimit: 4096, return503OnClosing: true });
   const assets = Object.fromEntries(Object.entries(ASSETS).map(([name, { file, type }]) => [name, { body: readFileSync(file), type }]));
@@ -182,24 +185,32 @@ export function createDashboardServer({ store, bucket, series, history, schedule
     };
   });
 
-  /** @type {Map<string, { at: number, value: import('../forecast/load-ahead.js').LoadAhead | null }>} */
+  /** @type {Map<string, { at: number, value: LoadAhead | null, pending: Promise<void> | null }>} */
   const aheadCache = new Map();
 
   /**
    * A running campaign's predicted wake-up load for the next minutes (load-ahead.js), or null:
    * no governor (its live model expired), a campaign not running, or a failed read (the chart
-   * then shows what happened only).
+   * then shows what happened only). Every viewer polls each second and the governor's model
+   * changes once a tick, so it is computed at most every AHEAD_CACHE_MS; while a newer one is
+   * computed, the last one is served (only a campaign's first view waits for it).
    * @param {string} id
    */
   async function predictedLoad(id) {
     if (!liveModel) return null;
-    // Every viewer polls each second; the governor's model changes once a tick.
-    const cached = aheadCache.get(id);
-    if (cached && now() - cached.at < AHEAD_CACHE_MS) return cached.value;
-    const value = await computeAhead(liveModel, id);
-    aheadCache.set(id, { at: now(), value });
-    for (const [key, entry] of aheadCache) if (now() - entry.at > 60_000) aheadCache.delete(key);
-    return value;
+    let entry = aheadCache.get(id);
+    if (!entry) aheadCache.set(id, entry = { at: -Infinity, value: null, pending: null });
+    const first = entry.at === -Infinity;
+    if (!entry.pending && now() - entry.at >= AHEAD_CACHE_MS) {
+      const refreshed = entry;
+      refreshed.pending = computeAhead(liveModel, id).then((value) => {
+        refreshed.value = value;
+        refreshed.at = now();
+      }).finally(() => { refreshed.pending = null; });
+    }
+    for (const [key, other] of aheadCache) if (!other.pending && now() - other.at > 60_000) aheadCache.delete(key);
+    if (first) await entry.pending;
+    return entry.value;
   }
 
   /**
@@ -214,7 +225,7 @@ export function createDashboardServer({ store, bucket, series, history, schedule
       const recent = await series.campaign(id, at - 3_600_000);
       const processed = recent.at(-1)?.processed ?? 0;
       const remaining = Math.max(0, campaign.total - processed - campaign.cancelled - campaign.expired);
-      return loadAhead(model, { remaining, points: recent, now: at, maxRate: campaign.maxRate });
+      return await predictLoad(model, { remaining, points: recent, now: at, maxRate: campaign.maxRate });
     } catch (error) {
       logger.warn({ err: error, id }, 'predicting the campaign\'s wake-up load failed');
       return null;

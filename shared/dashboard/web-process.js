@@ -16,6 +16,7 @@ import { createDashboardAuth } from './dashboard-auth.js';
 import { createDashboardServer } from './dashboard-server.js';
 import { createScheduleReader } from './schedules.js';
 import { createLiveModelStore } from '../governor/live-model.js';
+import { createLoadAheadThread } from '../forecast/load-ahead-thread.js';
 
 /**
  * Starts the dashboard. Resolves once it listens.
@@ -35,10 +36,12 @@ export async function startWeb(config, logger, ops = detachedOps('web')) {
   const history = createCampaignHistory(redis, config);
   const sampler = createCampaignSampler({ redis, store, bucket, series, history, logger });
   const auth = createDashboardAuth(config.dashboard);
+  const forecaster = createLoadAheadThread();
   const app = createDashboardServer({
     store, bucket, series, history, auth, logger,
     schedules: createScheduleReader(redis, config),
     liveModel: createLiveModelStore(redis, config.keyPrefix),
+    predictLoad: forecaster.compute,
     ops
   });
   await app.listen({ port: config.port, host: '0.0.0.0' });
@@ -54,6 +57,7 @@ export async function startWeb(config, logger, ops = detachedOps('web')) {
     async close() {
       sampler.stop();
       await app.close();
+      await forecaster.close();
       await queue.close().catch(() => {});
       await redis.quit().catch(() => {});
     }

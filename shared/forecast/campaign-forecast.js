@@ -104,13 +104,16 @@ const MAX_SECONDS = 2 * 86_400;
  * The forecast from a live model.
  * @param {LiveModel} model
  * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null, history?: SendHistory,
- *   earlier?: readonly import('../pacing/wake-up-memory.js').MemoryEntry[], kind?: string | null }} campaign
+ *   earlier?: readonly import('../pacing/wake-up-memory.js').MemoryEntry[], kind?: string | null, horizonSeconds?: number, minTickMs?: number }} campaign
  *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --rate);
  *   history: sends already made (a running campaign's), whose wake-ups are still to come;
- *   earlier: the memory's entries (governor/model-memory.js), which calibrate it; kind: its message kind
+ *   earlier: the memory's entries (governor/model-memory.js), which calibrate it; kind: its message kind;
+ *   horizonSeconds: replay this much of the campaign at most, and extrapolate its end (the chart's look ahead);
+ *   minTickMs: replay with governor ticks of at least this long (see withTickAtLeast)
  * @returns {Forecast}
  */
-export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [], earlier = [], kind = null }) {
+export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [], earlier = [], kind = null, horizonSeconds = Infinity, minTickMs = 0 }) {
+  model = withTickAtLeast(model, minTickMs);
   const o = resolveControllerOptions(model.options);
   const rateCap = maxRate === null ? o.maxRate : Math.min(o.maxRate, maxRate);
   const baselineAtHour = startAt !== undefined && startAt - now > LATER_MS ? hourBaseline(model, startAt) : null;
@@ -122,7 +125,8 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
   const kernel = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), o.metricsWindowMs / 1000);
   // While a campaign runs, the live estimate is being tested by its load: it stands.
   const gatewayRps = past.length > 0 || Number(model.remaining) > 0 ? model.capacityRps : gatewayCapacity(model, earlier);
-  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, gatewayRps });
+  const horizonBins = Math.ceil(horizonSeconds / (o.metricsWindowMs / 1000));
+  const run = (/** @type {number} */ trueGain) => controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, gatewayRps, horizonBins });
   const expected = run(model.requestsPerSend);
   const low = run(model.requestsPerSend / spread);
   const high = run(model.requestsPerSend * spread);
@@ -156,8 +160,25 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
     requestsPerSendSd: round(model.requestsPerSendSd, 3),
     averageRate: expected.seconds > 0 ? round(devices / (expected.seconds * factor)) : devices,
     load,
-    note: finished ? '' : `not finished within ${MAX_SECONDS / 86_400} days at the minimum rate: the gateway has no room for wake-ups at this baseline`
+    note: finished ? ''
+      : expected.extrapolated || high.extrapolated ? `replayed for ${Math.round(horizonSeconds / 60)} minutes, then extrapolated at the rate reached by then`
+        : `not finished within ${MAX_SECONDS / 86_400} days at the minimum rate: the gateway has no room for wake-ups at this baseline`
   };
+}
+
+/**
+ * The model as a governor with a tick of at least `tickMs` would hold it: a replay's cost grows
+ * with its ticks (one controller update each, itself O(kernel bins)), so a quick look far ahead
+ * takes coarser steps than a governor deciding every second.
+ * @param {LiveModel} model
+ * @param {number} tickMs
+ * @returns {LiveModel}
+ */
+function withTickAtLeast(model, tickMs) {
+  const o = resolveControllerOptions(model.options);
+  if (o.metricsWindowMs >= tickMs && o.binMs >= tickMs) return model;
+  const coarse = Math.ceil(tickMs / 1000) * 1000;
+  return { ...model, options: { ...model.options, metricsWindowMs: Math.max(o.metricsWindowMs, coarse), binMs: Math.max(o.binMs, coarse) } };
 }
 
 /**
@@ -265,11 +286,12 @@ export function hourBaseline(model, startAt) {
  * @param {LiveModel} model
  * @param {ArrayLike<number>} kernel  the world's request mass per send, per metrics window
  * @param {{ devices: number, baselineRps: number, trueGain: number, rateCap: number, past: Array<[number, number]>,
- *   startPrior?: { requestsPerSend: number, requestsPerSendSd: number }, gatewayRps?: number }} run
+ *   startPrior?: { requestsPerSend: number, requestsPerSendSd: number }, gatewayRps?: number, horizonBins?: number }} run
  *   startPrior: the gain prior the controller starts from (the model's when absent); gatewayRps: the gateway's
- *   load at the setpoint, when it is not the controller's estimate (see gatewayCapacity)
+ *   load at the setpoint, when it is not the controller's estimate (see gatewayCapacity); horizonBins: the
+ *   campaign's ticks replayed at most, its end extrapolated beyond them at the rate of their last quarter
  */
-function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, startPrior, gatewayRps = model.capacityRps }) {
+function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateCap, past, startPrior, gatewayRps = model.capacityRps, horizonBins = Infinity }) {
   const controller = createInspectableController({ ...model.options, capacityRps: model.capacityRps, maxRate: rateCap });
   controller.setGainPrior(startPrior ?? { requestsPerSend: model.requestsPerSend, requestsPerSendSd: model.requestsPerSendSd });
   const binMs = o.metricsWindowMs;
@@ -292,7 +314,9 @@ function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateC
   let lastSendBin = 0;
   let lastSendSeconds = 0;
   let bin = 0;
-  const maxBins = warmupBins + MAX_SECONDS / binSeconds;
+  const maxBins = warmupBins + Math.min(MAX_SECONDS / binSeconds, horizonBins);
+  /** Sends per replayed tick of the campaign. @type {number[]} */
+  const sentByBin = [];
   for (; bin < maxBins && (bin < warmupBins || remaining > 0); bin++) {
     const windowBin = bin - lagBins - 1;
     const rps = windowBin >= 0 ? loadAt(windowBin) : null;
@@ -307,6 +331,7 @@ function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateC
       continue;
     }
     sent = Math.min(remaining, decision.rate * binSeconds);
+    sentByBin.push(sent);
     remaining -= sent;
     if (remaining < 0.5) remaining = 0;
     if (sent > 0) {
@@ -318,11 +343,17 @@ function controllerRun(o, model, kernel, { devices, baselineRps, trueGain, rateC
   }
   const lastSeconds = (lastSendBin - warmupBins) * binSeconds;
   const last = load.slice(warmupBins);
+  // Cut at the horizon with devices left: the rest goes at the rate its last quarter reached.
+  const extrapolated = remaining > 0 && sentByBin.length >= horizonBins;
+  const tail = sentByBin.slice(-Math.max(1, Math.floor(sentByBin.length / 4)));
+  const tailRate = tail.reduce((a, b) => a + b, 0) / (tail.length * binSeconds);
+  const rest = extrapolated ? (tailRate > 0 ? remaining / tailRate : Infinity) : 0;
   return {
-    seconds: Math.ceil(lastSeconds + lastSendSeconds),
+    seconds: Math.ceil(extrapolated ? sentByBin.length * binSeconds + rest : lastSeconds + lastSendSeconds),
     peakLoadRps: Math.max(baselineRps, ...last),
     load: last,
-    finished: remaining === 0
+    finished: remaining === 0,
+    extrapolated
   };
 }
 

@@ -101,6 +101,28 @@ test('a running campaign: the wake-ups of its sends so far are in the load ahead
   assert.equal(busy.capacityRps, 1000);
 });
 
+test('the chart\'s look ahead replays 15 minutes at most, in steps of at least 10 s, and extrapolates the rest', async () => {
+  const { loadAhead, AHEAD_MS } = await import('../../shared/forecast/load-ahead.js');
+  // Three times the chart's 15 minutes: the steady rate reached by then carries the rest.
+  const full = forecastCampaign(model(), { devices: 3_000_000 });
+  const cut = forecastCampaign(model(), { devices: 3_000_000, horizonSeconds: 900 });
+  assert.match(cut.note, /replayed for 15 minutes, then extrapolated/);
+  assert.equal(full.note, '');
+  assert.ok(Math.abs(cut.durationSeconds / full.durationSeconds - 1) < 0.02, `${cut.durationSeconds} s against the whole replay's ${full.durationSeconds} s`);
+  // A campaign that ends inside the horizon is replayed to its end, as without one.
+  assert.equal(forecastCampaign(model(), { devices: 100_000, horizonSeconds: 900 }).durationSeconds, forecastCampaign(model(), { devices: 100_000 }).durationSeconds);
+  assert.ok(cut.load.length < full.load.length / 2, 'the load replayed only so far (and its wake-ups)');
+
+  // A governor that decides every second: the chart's replay still takes 10-s steps, 90 of them.
+  const fine = liveModelOf({ requestsPerSend: 1.5, requestsPerSendSd: 0.15, baseline: 300, baselineSd: 5, capacity: 1000, medianFactor: 1, sigmaFactor: 1, excessNoiseRps: 0 },
+    resolveControllerOptions({ metricsWindowMs: 1000, binMs: 1000 }), { at: Date.UTC(2026, 10, 24, 12), rate: 100, reason: 'plan' });
+  const ahead = loadAhead(fine, { remaining: 1_000_000, points: [], now: fine.at });
+  assert.equal(ahead.t[1] - ahead.t[0], 10_000);
+  assert.ok(ahead.t.length <= AHEAD_MS / 10_000 + 1, `${ahead.t.length} points`);
+  const coarse = loadAhead(model(), { remaining: 1_000_000, points: [], now: fine.at });
+  assert.ok(Math.abs(ahead.durationSeconds / coarse.durationSeconds - 1) < 0.05, `${ahead.durationSeconds} s against ${coarse.durationSeconds} s at 10-s ticks`);
+});
+
 /**
  * A memory entry for a campaign the size of `sends`, sent in the model's own conditions.
  * @param {number | null} seconds  how long it took (null: an entry from before durations were kept)

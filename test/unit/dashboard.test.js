@@ -27,8 +27,9 @@ const campaign = (over = {}) => /** @type {import('../../shared/types.js').Campa
 /**
  * A dashboard server over fakes; `changes` records every state change the store was asked for.
  * @param {{ token?: string | null, publicReads?: boolean, log?: import('pino').Logger }} [auth]
+ * @param {Partial<Parameters<typeof createDashboardServer>[0]>} [more]  other dependencies (the forecast's)
  */
-function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}) {
+function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}, more = {}) {
   /** @type {string[]} */
   const changes = [];
   const change = (/** @type {string} */ action) => async (/** @type {string} */ id) => {
@@ -38,7 +39,7 @@ function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}) {
     return campaign({ id, state: action === 'pause' ? 'paused' : 'cancelled' });
   };
   const store = /** @type {any} */ ({
-    list: async () => [campaign()], require: async () => campaign(),
+    list: async () => [campaign()], require: async () => campaign(), get: async () => campaign(),
     failures: async () => [{ seq: 3, endpointArn: 'arn:x', reason: 'InvalidParameter: bad token' }],
     reportSlots: async () => ({ learned: null, forecast: JSON.stringify({ averageRate: 9 }) }),
     pause: change('pause'), resume: change('resume'), cancel: change('cancel')
@@ -57,7 +58,8 @@ function dashboard({ token = TOKEN, publicReads = true, log = logger } = {}) {
       health: () => ({ status: 200, body: { status: 'ok' } }),
       ready: async () => ({ status: 200, body: { status: 'ready' } }),
       metrics: async () => ({ contentType: 'text/plain; version=0.0.4', text: 'up 1\n' })
-    }
+    },
+    ...more
   });
   return { app, changes };
 }
@@ -267,3 +269,35 @@ test('the report API answers pushctl report --json\'s object; the page links eac
   assert.match(page.body, /src="\/assets\/report-links\.js"/);
   assert.match((await app.inject({ url: '/assets/report-links.js' })).body, /\/report\?id=/);
 });
+
+test('the predicted load: a campaign\'s first view waits for it, later views get the last one while a new one is computed', async (t) => {
+  let clock = Date.UTC(2026, 10, 24, 12);
+  /** @type {Array<(value: any) => void>} */
+  const computing = [];
+  let started = () => {};
+  const ahead = (/** @type {number} */ n) => ({ t: [clock], loadRps: [n], lowRps: [n], highRps: [n], capacityRps: 1000, durationSeconds: 60 });
+  const { app } = dashboard({}, {
+    now: () => clock,
+    liveModel: { read: async () => /** @type {any} */ ({ requestsPerSend: 1 }) },
+    predictLoad: () => new Promise((resolve) => {
+      computing.push(resolve);
+      started();
+    })
+  });
+  t.after(() => app.close());
+  const series = () => app.inject({ url: '/api/campaigns/c-1/series' }).then((r) => r.json().ahead);
+  const first = series();
+  await new Promise((resolve) => { started = () => resolve(undefined); });
+  computing[0](ahead(1));
+  assert.deepEqual((await first).loadRps, [1], 'the first view waits for the first forecast');
+  assert.deepEqual((await series()).loadRps, [1], 'then it is kept');
+  assert.equal(computing.length, 1, 'and not computed again within 5 s');
+  clock += 6000;
+  // A forecast that takes its time holds up no view: the last one is served meanwhile.
+  assert.deepEqual((await series()).loadRps, [1]);
+  assert.deepEqual((await series()).loadRps, [1]);
+  assert.equal(computing.length, 2, 'one new forecast however many views');
+  computing[1](ahead(2));
+  assert.deepEqual((await series()).loadRps, [2]);
+});
+

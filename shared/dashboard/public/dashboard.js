@@ -12,6 +12,9 @@ import { reasonInWords } from './rate-reasons.js';
   const OVERVIEW_MS = 1000;
   // Samples arrive every second (shared/metrics/campaign-sampler.js).
   const SERIES_MS = 1000;
+  // A request that never answers (a connection dropped on the way) fails after this long:
+  // a card loads its chart one request at a time, and would otherwise wait for ever.
+  const REQUEST_TIMEOUT_MS = 10_000;
 
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let controlEnabled = false;
@@ -29,7 +32,7 @@ import { reasonInWords } from './rate-reasons.js';
   async function api(path, options = {}) {
     const headers = {};
     if (token) headers.authorization = `Bearer ${token}`;
-    const response = await fetch(path, { ...options, headers, cache: 'no-store' });
+    const response = await fetch(path, { ...options, headers, cache: 'no-store', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
       const error = new Error(body.error || response.statusText);
