@@ -69,8 +69,8 @@ import { shapeMassPerSecond } from '../pacing/bank-members.js';
  * @property {number} averageRate           devices / expected duration
  * @property {number} modelDurationSeconds  the model's own, before calibration
  * @property {Calibration | null} calibration  how recent campaigns compared with their replays; null: none to compare
- * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per governor
- *   tick (metrics window) from the start; t in seconds
+ * @property {Array<{ t: number, loadRps: number, lowRps: number, highRps: number }>} load  predicted load per replayed
+ *   tick (the governor's metrics window, or a multiple of it: replayTickMs) from the start; t in seconds
  * @property {string} note
  */
 
@@ -97,6 +97,15 @@ const CALIBRATION_BOUNDS = /** @type {const} */ ([0.2, 5]);
 const CALIBRATION_HALF_LIFE_MS = 7 * 86_400_000;
 const OTHER_KIND_WEIGHT = 0.25;
 
+/** The replay's coarsest tick (replayTickMs): a governor that ticks less often is replayed at its own. */
+export const FORECAST_COARSE_TICK_MS = 10_000;
+/**
+ * A replay's budget, in kernel bins visited (3 runs × controller updates × kernel bins):
+ * 2.3-28 µs each on the 2-core machine (more where the plan looks for the campaign's end, and
+ * with the bank's members), so 0.1-1.4 s.
+ */
+const REPLAY_BUDGET_BINS = 50_000;
+
 /** The forecast's horizon: beyond it (an endless campaign at a tiny capacity), it stops and says so. */
 const MAX_SECONDS = 2 * 86_400;
 
@@ -104,16 +113,58 @@ const MAX_SECONDS = 2 * 86_400;
  * The forecast from a live model.
  * @param {LiveModel} model
  * @param {{ devices: number, startAt?: number, now?: number, maxRate?: number | null, history?: SendHistory,
- *   earlier?: readonly import('../pacing/wake-up-memory.js').MemoryEntry[], kind?: string | null, horizonSeconds?: number, minTickMs?: number }} campaign
+ *   earlier?: readonly import('../pacing/wake-up-memory.js').MemoryEntry[], kind?: string | null, horizonSeconds?: number }} campaign
  *   startAt: when it starts (ms; now when absent); maxRate: the campaign's own cap (send --rate);
  *   history: sends already made (a running campaign's), whose wake-ups are still to come;
  *   earlier: the memory's entries (governor/model-memory.js), which calibrate it; kind: its message kind;
- *   horizonSeconds: replay this much of the campaign at most, and extrapolate its end (the chart's look ahead);
- *   minTickMs: replay with governor ticks of at least this long (see withTickAtLeast)
+ *   horizonSeconds: replay this much of the campaign at most, and extrapolate its end (the chart's look ahead)
  * @returns {Forecast}
  */
-export function forecastCampaign(model, { devices, startAt, now = model.at, maxRate = null, history = [], earlier = [], kind = null, horizonSeconds = Infinity, minTickMs = 0 }) {
-  model = withTickAtLeast(model, minTickMs);
+export function forecastCampaign(model, campaign) {
+  if (resolveControllerOptions(model.options).metricsWindowMs >= FORECAST_COARSE_TICK_MS) return forecastAt(model, campaign);
+  const coarse = withTickAtLeast(model, FORECAST_COARSE_TICK_MS);
+  const pass = forecastAt(coarse, { ...campaign, earlier: [] });
+  const tickMs = replayTickMs(model, campaign, pass);
+  if (tickMs < FORECAST_COARSE_TICK_MS) return forecastAt(withTickAtLeast(model, tickMs), campaign);
+  return (campaign.earlier ?? []).length > 0 ? forecastAt(coarse, campaign) : pass;
+}
+
+/**
+ * The replay's tick: the governor's own (its metrics window), or the finest multiple of it
+ * whose replay stays within REPLAY_BUDGET_BINS, FORECAST_COARSE_TICK_MS at the coarsest. Each
+ * tick is one controller update over the wake-up kernel's bins, so the cost goes with the
+ * square of 1/tick: a 1M-device forecast took 0.74 s at 10-s ticks, 6.3 s at 2 s and 29 s at
+ * 1 s on the 2-core machine, seconds that `pushctl send` made its user wait and that stalled a
+ * scheduler's event loop, for durations 1.5% apart. How long the replay runs comes from a first
+ * one at the coarsest tick (`pass`, without calibration).
+ * @param {LiveModel} model
+ * @param {Parameters<typeof forecastAt>[1]} campaign
+ * @param {Forecast} pass
+ */
+function replayTickMs(model, campaign, pass) {
+  const o = resolveControllerOptions(model.options);
+  const seconds = Math.min(pass.durationHighSeconds, campaign.horizonSeconds ?? Infinity);
+  const shape = model.rememberedShape ?? model;
+  const history = campaign.history ?? [];
+  const warmupSeconds = history.length > 0 ? ((campaign.now ?? model.at) - Math.min(...history.map((h) => h.at))) / 1000 : 0;
+  for (const k of [1, 2, 5, 10, 20, 50]) {
+    const tickMs = k * o.metricsWindowMs;
+    if (tickMs >= FORECAST_COARSE_TICK_MS) break;
+    const kernelBins = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), tickMs / 1000).length;
+    // The warm-up replays the sends of the last hour at most (pastSendsByBin).
+    const updates = 6 + (Math.min(3600, warmupSeconds) + seconds) / (tickMs / 1000);
+    if (3 * updates * kernelBins <= REPLAY_BUDGET_BINS) return tickMs;
+  }
+  return FORECAST_COARSE_TICK_MS;
+}
+
+/**
+ * The forecast with the model's own tick (forecastCampaign chooses it).
+ * @param {LiveModel} model
+ * @param {Parameters<typeof forecastCampaign>[1]} campaign
+ * @returns {Forecast}
+ */
+function forecastAt(model, { devices, startAt, now = model.at, maxRate = null, history = [], earlier = [], kind = null, horizonSeconds = Infinity }) {
   const o = resolveControllerOptions(model.options);
   const rateCap = maxRate === null ? o.maxRate : Math.min(o.maxRate, maxRate);
   const baselineAtHour = startAt !== undefined && startAt - now > LATER_MS ? hourBaseline(model, startAt) : null;
@@ -167,9 +218,7 @@ export function forecastCampaign(model, { devices, startAt, now = model.at, maxR
 }
 
 /**
- * The model as a governor with a tick of at least `tickMs` would hold it: a replay's cost grows
- * with its ticks (one controller update each, itself O(kernel bins)), so a quick look far ahead
- * takes coarser steps than a governor deciding every second.
+ * The model as a governor with a tick of at least `tickMs` would hold it (see replayTickMs).
  * @param {LiveModel} model
  * @param {number} tickMs
  * @returns {LiveModel}

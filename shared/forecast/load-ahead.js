@@ -6,12 +6,6 @@ import { forecastCampaign } from './campaign-forecast.js';
 
 /** How far ahead the chart looks. */
 export const AHEAD_MS = 15 * 60_000;
-/**
- * The replay's coarsest step: 90 points over the chart. Each step is one controller update
- * (O(kernel bins)), so a governor ticking every second would cost a 1-s replay 900 updates,
- * three times over (the band), and a campaign's whole length beyond the chart more still.
- */
-const AHEAD_TICK_MS = AHEAD_MS / 90;
 
 /**
  * @typedef {object} LoadAhead
@@ -34,7 +28,7 @@ export function loadAhead(model, { remaining, points, now, maxRate = null }) {
   const history = [];
   for (let i = 1; i < points.length; i++) history.push({ at: points[i].t, sent: Math.max(0, points[i].processed - points[i - 1].processed) });
   // Replayed as far as the chart looks; the devices left beyond it go at the rate reached by then.
-  const forecast = forecastCampaign(model, { devices: Math.max(0, remaining), now, maxRate, history, horizonSeconds: AHEAD_MS / 1000, minTickMs: AHEAD_TICK_MS });
+  const forecast = forecastCampaign(model, { devices: Math.max(0, remaining), now, maxRate, history, horizonSeconds: AHEAD_MS / 1000 });
   const bins = forecast.load.filter((p) => p.t * 1000 <= AHEAD_MS);
   return {
     t: bins.map((p) => now + p.t * 1000),

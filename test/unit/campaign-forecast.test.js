@@ -101,7 +101,7 @@ test('a running campaign: the wake-ups of its sends so far are in the load ahead
   assert.equal(busy.capacityRps, 1000);
 });
 
-test('the chart\'s look ahead replays 15 minutes at most, in steps of at least 10 s, and extrapolates the rest', async () => {
+test('the chart\'s look ahead replays 15 minutes at most and extrapolates the rest; a replay too dear at the governor\'s tick takes coarser ones', async () => {
   const { loadAhead, AHEAD_MS } = await import('../../shared/forecast/load-ahead.js');
   // Three times the chart's 15 minutes: the steady rate reached by then carries the rest.
   const full = forecastCampaign(model(), { devices: 3_000_000 });
@@ -113,9 +113,17 @@ test('the chart\'s look ahead replays 15 minutes at most, in steps of at least 1
   assert.equal(forecastCampaign(model(), { devices: 100_000, horizonSeconds: 900 }).durationSeconds, forecastCampaign(model(), { devices: 100_000 }).durationSeconds);
   assert.ok(cut.load.length < full.load.length / 2, 'the load replayed only so far (and its wake-ups)');
 
-  // A governor that decides every second: the chart's replay still takes 10-s steps, 90 of them.
+  // A governor that decides every second: a campaign sent within a tick or two is replayed at
+  // its tick; a long one at 10-s ticks (1,781 kernel bins a tick at 1 s, 179 at 10 s), to about
+  // the same duration.
   const fine = liveModelOf({ requestsPerSend: 1.5, requestsPerSendSd: 0.15, baseline: 300, baselineSd: 5, capacity: 1000, medianFactor: 1, sigmaFactor: 1, excessNoiseRps: 0 },
     resolveControllerOptions({ metricsWindowMs: 1000, binMs: 1000 }), { at: Date.UTC(2026, 10, 24, 12), rate: 100, reason: 'plan' });
+  const quick = forecastCampaign(fine, { devices: 3000 });
+  assert.deepEqual([quick.durationSeconds, quick.load[1].t - quick.load[0].t], [1, 1]);
+  const long = forecastCampaign(fine, { devices: 1_000_000 });
+  assert.equal(long.load[1].t - long.load[0].t, 10);
+  assert.ok(Math.abs(long.durationSeconds / forecastCampaign(model(), { devices: 1_000_000 }).durationSeconds - 1) < 0.02);
+  // The chart's 15 minutes of a long campaign: 10-s steps, 90 of them.
   const ahead = loadAhead(fine, { remaining: 1_000_000, points: [], now: fine.at });
   assert.equal(ahead.t[1] - ahead.t[0], 10_000);
   assert.ok(ahead.t.length <= AHEAD_MS / 10_000 + 1, `${ahead.t.length} points`);
