@@ -10,6 +10,7 @@ import { benchPacing, formatPacingSection } from './pacing.js';
 import { benchHoldout, formatHoldoutSection } from './holdout.js';
 import { benchForecastAccuracy, formatForecastSection, FORECAST_TARGET } from './forecast-accuracy.js';
 import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-response.js';
+import { benchForecastCost, formatForecastCostSection } from './forecast-cost.js';
 import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
 import { benchInformationLimit, formatInformationLimitSection } from './information-limit.js';
 import { benchWorkerCrash, formatWorkerCrashSection } from './worker-crash.js';
@@ -119,6 +120,11 @@ if (!only || only === 'cold-start') {
 }
 if (!only || only === 'impulse-response') {
   const r = formatImpulseResponseSection(benchImpulseResponse());
+  failed ||= !r.pass;
+  lines.push(r.text);
+}
+if (!only || only === 'forecast-cost') {
+  const r = formatForecastCostSection(benchForecastCost());
   failed ||= !r.pass;
   lines.push(r.text);
 }
