@@ -9,6 +9,7 @@ import { forecastCampaign } from '../shared/forecast/campaign-forecast.js';
 import { loadAhead } from '../shared/forecast/load-ahead.js';
 import { liveModelOf } from '../shared/governor/live-model.js';
 import { resolveControllerOptions } from '../shared/pacing/controller-options.js';
+import { median } from './support.js';
 
 export const FORECAST_COST_TARGET_MS = 2000;
 const AT = Date.UTC(2026, 10, 24, 12);
@@ -26,8 +27,7 @@ function timed(f, rounds) {
     value = f();
     times.push(performance.now() - start);
   }
-  times.sort((a, b) => a - b);
-  return { ms: times[Math.floor(rounds / 2)], value: /** @type {T} */ (value) };
+  return { ms: median(times), value: /** @type {T} */ (value) };
 }
 
 /** @param {{ ticks?: number[], audiences?: number[], rounds?: number }} [options] */

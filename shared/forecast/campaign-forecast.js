@@ -144,18 +144,28 @@ export function forecastCampaign(model, campaign) {
 function replayTickMs(model, campaign, pass) {
   const o = resolveControllerOptions(model.options);
   const seconds = Math.min(pass.durationHighSeconds, campaign.horizonSeconds ?? Infinity);
-  const shape = model.rememberedShape ?? model;
   const history = campaign.history ?? [];
   const warmupSeconds = history.length > 0 ? ((campaign.now ?? model.at) - Math.min(...history.map((h) => h.at))) / 1000 : 0;
   for (const k of [1, 2, 5, 10, 20, 50]) {
     const tickMs = k * o.metricsWindowMs;
     if (tickMs >= FORECAST_COARSE_TICK_MS) break;
-    const kernelBins = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), tickMs / 1000).length;
+    const kernelBins = worldKernel(o, model, tickMs).length;
     // The warm-up replays the sends of the last hour at most (pastSendsByBin).
     const updates = 6 + (Math.min(3600, warmupSeconds) + seconds) / (tickMs / 1000);
     if (3 * updates * kernelBins <= REPLAY_BUDGET_BINS) return tickMs;
   }
   return FORECAST_COARSE_TICK_MS;
+}
+
+/**
+ * The world's wake-up kernel, per tick of `tickMs`: the likeliest shape, or between campaigns the remembered one.
+ * @param {Readonly<import('../pacing/controller-options.js').ControllerOptions>} o
+ * @param {LiveModel} model
+ * @param {number} tickMs
+ */
+function worldKernel(o, model, tickMs) {
+  const shape = model.rememberedShape ?? model;
+  return binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), tickMs / 1000);
 }
 
 /**
@@ -171,9 +181,7 @@ function forecastAt(model, { devices, startAt, now = model.at, maxRate = null, h
   const baselineRps = baselineAtHour?.rps ?? model.baselineRps;
   const spread = model.requestsPerSend > 0 ? 1 + model.requestsPerSendSd / model.requestsPerSend : 1;
   const past = pastSendsByBin(history, now, o);
-  // The world's wake-up kernel, per metrics window: the likeliest shape, or between campaigns the remembered one.
-  const shape = model.rememberedShape ?? model;
-  const kernel = binKernel(shapeMassPerSecond(o, shape.medianFactor, shape.sigmaFactor), o.metricsWindowMs / 1000);
+  const kernel = worldKernel(o, model, o.metricsWindowMs);
   // While a campaign runs, the live estimate is being tested by its load: it stands.
   const gatewayRps = past.length > 0 || Number(model.remaining) > 0 ? model.capacityRps : gatewayCapacity(model, earlier);
   const horizonBins = Math.ceil(horizonSeconds / (o.metricsWindowMs / 1000));

@@ -116,8 +116,7 @@ test('the chart\'s look ahead replays 15 minutes at most and extrapolates the re
   // A governor that decides every second: a campaign sent within a tick or two is replayed at
   // its tick; a long one at 10-s ticks (1,781 kernel bins a tick at 1 s, 179 at 10 s), to about
   // the same duration.
-  const fine = liveModelOf({ requestsPerSend: 1.5, requestsPerSendSd: 0.15, baseline: 300, baselineSd: 5, capacity: 1000, medianFactor: 1, sigmaFactor: 1, excessNoiseRps: 0 },
-    resolveControllerOptions({ metricsWindowMs: 1000, binMs: 1000 }), { at: Date.UTC(2026, 10, 24, 12), rate: 100, reason: 'plan' });
+  const fine = model({ options: { ...model().options, metricsWindowMs: 1000, binMs: 1000 } });
   const quick = forecastCampaign(fine, { devices: 3000 });
   assert.deepEqual([quick.durationSeconds, quick.load[1].t - quick.load[0].t], [1, 1]);
   const long = forecastCampaign(fine, { devices: 1_000_000 });
