@@ -63,6 +63,7 @@ export const DEFAULTS = Object.freeze({
   PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
   PACING_SLO_CAPACITY_RATIO: CONTROLLER_DEFAULTS.sloCapacityRatio,
   PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
+  PACING_CAPACITY_TRIAL_SHARE: CONTROLLER_DEFAULTS.capacityTrialShare,
   PACING_OPEN_PROBABILITY: CONTROLLER_DEFAULTS.openProbability,
   PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
   PACING_OPEN_DELAY_MEDIAN_MS: CONTROLLER_DEFAULTS.openDelayMedianMs,
@@ -334,6 +335,9 @@ function pacingConfig(read, gatewayMetrics) {
     // The share of metrics windows over the SLO the governor lets pass before it fills less
     // of its capacity estimate (0: never): the margin a jumpy gateway needs, learnt.
     missShare: read.number('PACING_MISS_SHARE', { min: 0, max: 0.5 }),
+    // The share of PACING_CAPACITY_RPS the plan fills before the gateway has shown it can take
+    // it (1: all at once): the load test's figure is tried in steps, as TCP's slow start does.
+    capacityTrialShare: read.number('PACING_CAPACITY_TRIAL_SHARE', { min: 0.05, max: 1 }),
     openProbability: read.number('PACING_OPEN_PROBABILITY', { min: 0.0001, max: 1 }),
     requestsPerOpen: read.number('PACING_REQUESTS_PER_OPEN', { min: 0.01, max: 100_000 }),
     openDelayMedianMs: read.integer('PACING_OPEN_DELAY_MEDIAN_MS', { min: 1, max: 86_400_000 }),

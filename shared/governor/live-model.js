@@ -44,6 +44,10 @@ export function liveModelOf(snapshot, options, { at, rate, reason, remaining = n
   /** @type {Record<string, number>} */
   const picked = {};
   for (const key of FORECAST_OPTIONS) picked[key] = options[key];
+  // A replay starts a fresh controller, whose estimate would be on trial again (capacity-
+  // estimator.js followTrial). Only while the live one's still is does the replay try it too;
+  // a snapshot that does not say counts as tried (a governor that has steered).
+  picked.capacityTrialShare = Number.isFinite(snapshot.capacityTrial) ? options.capacityTrialShare : 1;
   return {
     at,
     requestsPerSend: finite(snapshot.requestsPerSend, options.openProbability * options.requestsPerOpen),

@@ -43,9 +43,13 @@
  * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
  * @param {number} [options.edgeRelax]  relative rise per window of the edge a crossing of the SLO sets, just after it (see learnEdge)
  * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
+ * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
+ * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5 }) {
   let capacity = capacityRps;
+  /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
+  let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
   /** Where the gateway's edge is, as the last crossing of the SLO the estimate allowed put it (see learnEdge): the estimate stays under it. */
   let edge = Infinity;
   /** Windows since the edge was set: the longer, the faster it relaxes. */
@@ -106,10 +110,12 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     measureNoise(p95Ms);
     if (rps === null) {
       learnBase(p95Ms, 0);
+      followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms);
       return;
     }
     if (!(rps >= 0)) return;
     learnBase(p95Ms, rps);
+    if (followTrial(rps, p95Ms)) capacity = Math.min(capacity, rps);
     const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
     lastObserved = cObs;
     const floor = capacity * (1 - dropLimit);
@@ -167,6 +173,37 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     // capacity far under the load the gateway had just carried within the setpoint.
     if (edgeRun && overRun <= EDGE_RUN_WINDOWS) capacity = Math.max(capacity, Math.min(beforeEdge, EDGE_FLOOR * edge));
     capacity = Math.min(capacity, Math.max(edge, capacity * (1 - dropLimit)));
+  }
+
+  /**
+   * The trial of an untried prior, as TCP's slow start tries a path. The operator's capacity
+   * comes from a load test, on a day the gateway had the headroom it had; on a day it has less
+   * (a slow phase, a noisy neighbour), the first plan fills the whole prior at once, and the
+   * burst's wake-ups arrive one open delay later, before any window could warn (the real
+   * gateway at 28-38 ms of CPU per request: 68-87 sends/s for 3-4 ticks from both sources, on
+   * a prior of 35 requests/s against about 20). So until the gateway has shown the prior, the
+   * plan fills at most trialShare of it, and each window under the setpoint lets it fill
+   * trialGrowth times the load that window carried. The trial ends when that reaches the
+   * estimate, or at the first window at or over the setpoint at a load of at least the trial's
+   * start: the gateway has then shown where its curve is, the capacity at the setpoint is at
+   * most that load, and the estimate takes it at once (returns true; a latency-only source's
+   * load is read off the curve, which at the setpoint reads the estimate, so for it the trial
+   * only ends). A crossing at a lower load is a slow spell, or a capacity far under the prior,
+   * which the estimate follows as it always does; the trial goes on, without growing.
+   * @param {number} load  the window's total load (read off the curve for a latency-only source)
+   * @param {number} p95Ms
+   * @returns {boolean} the trial ended at a crossing of the setpoint
+   */
+  function followTrial(load, p95Ms) {
+    if (trial === Infinity) return false;
+    if (p95Ms >= setpointMs) {
+      if (load < trialShare * capacityRps) return false;
+      trial = Infinity;
+      return true;
+    }
+    trial = Math.max(trial, trialGrowth * load);
+    if (trial >= capacity) trial = Infinity;
+    return false;
   }
 
   /**
@@ -311,7 +348,9 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     update,
     loadAtLatency,
     get capacity() { return capacity; },
-    snapshot() { return { capacity, capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
+    /** What the plan may fill: the estimate, or less while the prior is on trial. */
+    get planned() { return Math.min(capacity, trial); },
+    snapshot() { return { capacity, capacityTrial: trial, capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
 

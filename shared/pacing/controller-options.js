@@ -53,6 +53,8 @@ import { InputError } from '../errors.js';
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
  * @property {number} capacityEdgeRelax  relative rise per metrics window of the edge a crossing of the SLO sets on the capacity estimate, just after the crossing
  * @property {number} capacityEdgeProbeWindows  that rise grows as (1 + n / this)² with the windows n since the crossing
+ * @property {number} capacityTrialShare  the share of the prior capacityRps the plan may fill before the gateway has shown it (1: the whole prior at once, no trial)
+ * @property {number} capacityTrialGrowth during the trial, each window under the setpoint lets the plan fill this multiple of the load it showed
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
  * @property {number} pushMargin        with sloCapacityRatio known, the plan counts each send's predicted load as (1 + this) × the estimate: a margin in proportion to the push load, not to the capacity (0: none; off by default, docs/pacing.md "A margin in proportion to the push load")
@@ -124,6 +126,8 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityActiveShare: 0.9,
   capacityEdgeRelax: 0.0003,
   capacityEdgeProbeWindows: 360,
+  capacityTrialShare: 0.5,
+  capacityTrialGrowth: 1.5,
   sloCapacityRatio: 1,
   sloMargin: 0.3,
   pushMargin: 0,
@@ -175,13 +179,15 @@ export function resolveControllerOptions(options = {}) {
     }
   }
   const o = /** @type {ControllerOptions} */ (merged);
-  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor', 'likelihoodWeight', 'capacityEdgeProbeWindows']);
+  const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor', 'likelihoodWeight', 'capacityEdgeProbeWindows', 'capacityTrialShare']);
   for (const key of positive) if (!(o[key] > 0)) throw new InputError(`controller option ${key} must be > 0, got ${o[key]}`);
   if (o.setpointRatio > 1) throw new InputError(`controller option setpointRatio must be ≤ 1 (a share of the SLO), got ${o.setpointRatio}`);
   if (o.cutFactor >= 1) throw new InputError(`controller option cutFactor must be < 1, got ${o.cutFactor}`);
   if (o.minRate > o.maxRate) throw new InputError(`controller option minRate (${o.minRate}) is above maxRate (${o.maxRate})`);
   if (o.binMs % 1000 !== 0) throw new InputError(`controller option binMs must be a whole number of seconds, got ${o.binMs}`);
   if (o.reserveShare > 1) throw new InputError(`controller option reserveShare must be ≤ 1 (a share of the steady rate), got ${o.reserveShare}`);
+  if (o.capacityTrialShare > 1) throw new InputError(`controller option capacityTrialShare must be ≤ 1 (a share of capacityRps), got ${o.capacityTrialShare}`);
+  if (o.capacityTrialGrowth <= 1) throw new InputError(`controller option capacityTrialGrowth must be > 1, got ${o.capacityTrialGrowth}`);
   if (o.coldStartShare > 1) throw new InputError(`controller option coldStartShare must be ≤ 1 (a share of capacityRps), got ${o.coldStartShare}`);
   if (o.missShare >= 1) throw new InputError(`controller option missShare must be < 1 (a share of the metrics windows), got ${o.missShare}`);
   if (o.missStep >= 1) throw new InputError(`controller option missStep must be < 1 (a relative cut), got ${o.missStep}`);

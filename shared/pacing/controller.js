@@ -103,7 +103,9 @@ export function createInspectableController(options) {
     latencyNoise: o.latencyNoise,
     sloCapacityRatio: o.sloCapacityRatio,
     edgeRelax: o.capacityEdgeRelax,
-    edgeProbeWindows: o.capacityEdgeProbeWindows
+    edgeProbeWindows: o.capacityEdgeProbeWindows,
+    trialShare: o.capacityTrialShare,
+    trialGrowth: o.capacityTrialGrowth
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
@@ -249,8 +251,13 @@ export function createInspectableController(options) {
     // half the capacity at the SLO in load, and a gateway whose baseline sits near the
     // setpoint left a campaign 7 requests/s of room (sim/families.js worlds that never
     // finished; docs/pacing.md "A margin in load terms").
-    const capacityRps = capacity.capacity * misses.trim;
+    const capacityRps = capacity.planned * misses.trim;
     const sloRps = o.sloCapacityRatio * capacityRps;
+    // The whole-campaign check reads the estimate itself, not the prior's trial: a campaign
+    // sent at once is one peak, not the long run of windows the trial guards (sim/tune.js,
+    // seed 11: with the trial there, campaigns the informed oracle sends within a minute went
+    // from 0.40 to 4.13 × its time).
+    const wholeRps = o.sloCapacityRatio * capacity.capacity * misses.trim;
     const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
@@ -261,7 +268,7 @@ export function createInspectableController(options) {
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
     // Asked first: the bank's snapshot keeps the plan at the setpoint.
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps, aimRps: sloRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
+      bank.plan({ nowMs: now, capacityRps: capacity.capacity * misses.trim, aimRps: wholeRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
     const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     lastPlan = planned;

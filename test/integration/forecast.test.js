@@ -45,7 +45,9 @@ test('no governor: the dry run says so and estimates from the fixed rate', async
 });
 
 test('a live governor: the forecast comes from its model, in send --dry-run, schedule add and the campaign\'s report', async () => {
-  const options = resolveControllerOptions({ capacityRps: 1000, metricsWindowMs: 1000, metricsLagMs: 1000, binMs: 1000 });
+  // A load test the operator trusts (no trial of the prior): the replay sends the campaign
+  // below in one tick, which the calibration's arithmetic reads.
+  const options = resolveControllerOptions({ capacityRps: 1000, capacityTrialShare: 1, metricsWindowMs: 1000, metricsLagMs: 1000, binMs: 1000 });
   // The gateway at 300 req/s and well inside the SLO: the baseline the model learns.
   const governor = createGovernor({
     redis, keyPrefix: prefix, bucket: createTokenBucket(redis, { keyPrefix: prefix, sendRate: 100, sendBurst: 5 }),

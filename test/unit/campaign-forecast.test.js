@@ -81,6 +81,10 @@ test('the live model keeps what the forecast needs from a controller snapshot, w
   assert.equal(m.capacityRps, options.capacityRps);
   assert.equal(m.options.binMs, options.binMs);
   assert.equal(m.rememberedShape, null);
+  // The prior's trial: replayed only while the live controller's is still on.
+  assert.equal(m.options.capacityTrialShare, 1, 'a snapshot that does not say: tried');
+  assert.equal(liveModelOf({ capacityTrial: Infinity }, options, { at: 1, rate: 5, reason: 'plan' }).options.capacityTrialShare, 1);
+  assert.equal(liveModelOf({ capacityTrial: 500 }, options, { at: 1, rate: 5, reason: 'plan' }).options.capacityTrialShare, options.capacityTrialShare);
 });
 
 test('a running campaign: the wake-ups of its sends so far are in the load ahead, and slow what is still to send', async () => {

@@ -1013,3 +1013,53 @@ test('the plan keeps room for load noise the filters do not explain, measured fr
   assert.ok(quiet.noiseRps < 5, `excess noise ${quiet.noiseRps} rps`);
   assert.ok(Math.abs(quiet.rate - quietIgnored.rate) <= 0.01 * quietIgnored.rate, `${quiet.rate}/s against ${quietIgnored.rate}/s`);
 });
+
+test('an untried capacity prior is tried in steps: the plan fills trialShare of it, then trialGrowth × each window\'s load under the setpoint, and a crossing of the setpoint ends the trial at that load', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  const options = { capacityRps: 35, setpointMs: 300, sloMs: 500, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15 };
+  const untried = createCapacityEstimator(options);
+  untried.update({ rps: 8, p95Ms: 60 });
+  assert.equal(untried.planned, 35, 'no trial: the whole prior at once');
+
+  const c = createCapacityEstimator({ ...options, trialShare: 0.5, trialGrowth: 1.5 });
+  c.update({ rps: 8, p95Ms: 60 });
+  assert.equal(c.planned, 17.5, 'the trial starts at trialShare of the prior');
+  c.update({ rps: 15, p95Ms: 120 });
+  assert.equal(c.planned, 22.5, 'a window under the setpoint at 15 requests/s lets the plan fill 1.5 × 15');
+  // A slow spell at a light load is not where the curve is: the trial goes on, without growing.
+  c.update({ rps: 9, p95Ms: 420 });
+  assert.equal(c.planned, 22.5);
+  assert.equal(c.snapshot().capacityTrial, 22.5);
+  // The gateway reaches the setpoint at 20 requests/s: its capacity there is at most 20.
+  c.update({ rps: 20, p95Ms: 330 });
+  assert.equal(c.snapshot().capacityTrial, Infinity, 'the trial is over');
+  assert.ok(c.capacity <= 20 && c.planned === c.capacity, `the estimate takes the crossing's load: ${c.capacity}`);
+
+  // A gateway as fast as the prior: the trial ends when its steps reach the estimate.
+  const fast = createCapacityEstimator({ ...options, trialShare: 0.5, trialGrowth: 1.5 });
+  for (const rps of [8, 16, 24]) fast.update({ rps, p95Ms: 40 + rps * 3 });
+  assert.equal(fast.snapshot().capacityTrial, Infinity);
+  assert.equal(fast.planned, fast.capacity);
+
+  // A latency-only source: its load is read off the curve, so the trial only ends at the setpoint.
+  const probe = createCapacityEstimator({ ...options, baseLatencyMs: 20, trialShare: 0.5, trialGrowth: 1.5 });
+  probe.update({ rps: null, p95Ms: 25 });
+  assert.equal(probe.planned, 17.5);
+  probe.update({ rps: null, p95Ms: 310 });
+  assert.equal(probe.planned, 35, `at the setpoint: ${probe.planned}`);
+});
+
+test('with the capacity prior on trial, a campaign\'s first plan on an idle gateway fills part of the prior\'s room, not all of it', () => {
+  const first = (/** @type {number} */ trialShare) => {
+    const controller = createController({ capacityRps: 1000, capacityTrialShare: trialShare });
+    let now = 0;
+    for (let i = 0; i < 10; i++) controller.update({ now: (now += 10_000), sent: 0, gateway: healthy(300) });
+    return controller.update({ now: (now += 10_000), sent: 0, gateway: healthy(300) });
+  };
+  const whole = first(1);
+  const tried = first(0.5);
+  assert.equal(whole.reason, 'plan');
+  assert.equal(tried.reason, 'plan');
+  // Room of 500 - 300 against 1000 - 300 requests/s: under a third of the untried plan's rate.
+  assert.ok(tried.rate > 0 && tried.rate < 0.35 * whole.rate, `tried ${tried.rate}, untried ${whole.rate}`);
+});
