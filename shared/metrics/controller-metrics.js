@@ -37,6 +37,7 @@ export function observeController(controller, { registry, sloMs, series, logger 
     const num = (/** @type {unknown} */ v) => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
     m.planned.set(num(s.planned));
     m.capacity.set(num(s.capacity));
+    m.capacityTrial.set(num(s.capacityTrial));
     m.missTrim.set(num(s.missTrim));
     m.baseline.set(num(s.baseline));
     m.requestsPerSend.set(num(s.requestsPerSend));

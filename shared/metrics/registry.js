@@ -188,6 +188,7 @@ export function controllerMetrics(registry) {
       rate: gauge('pushpace_controller_rate_per_second', 'The send rate the controller chose at its last decision.'),
       planned: gauge('pushpace_controller_planned_rate_per_second', 'The wake-up model\'s planned rate before guards and bounds.'),
       capacity: gauge('pushpace_controller_capacity_requests_per_second', 'Estimated gateway capacity: requests/s at the latency setpoint, all traffic.'),
+      capacityTrial: gauge('pushpace_controller_capacity_trial_requests_per_second', 'While the operator\'s capacity prior is on trial, the most of it the plan fills (requests/s); NaN once the gateway has shown it.'),
       missTrim: gauge('pushpace_controller_miss_trim', 'Share of the capacity estimate the plan fills: below 1 while the gateway\'s p95 goes over the SLO more often than PACING_MISS_SHARE of the windows.'),
       predictedLoad: gauge('pushpace_controller_predicted_load_requests_per_second', 'Gateway load the controller predicts for its plan: baseline + requests per send × planned wake-up load.'),
       baseline: gauge('pushpace_controller_baseline_requests_per_second', 'Estimated gateway traffic that is not caused by pushes.'),

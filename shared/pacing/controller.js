@@ -251,13 +251,11 @@ export function createInspectableController(options) {
     // half the capacity at the SLO in load, and a gateway whose baseline sits near the
     // setpoint left a campaign 7 requests/s of room (sim/families.js worlds that never
     // finished; docs/pacing.md "A margin in load terms").
+    // The plan fills the estimate, or less while the operator's prior is on trial
+    // (capacity-estimator.js followTrial).
+    const estimateRps = capacity.capacity * misses.trim;
     const capacityRps = capacity.planned * misses.trim;
     const sloRps = o.sloCapacityRatio * capacityRps;
-    // The whole-campaign check reads the estimate itself, not the prior's trial: a campaign
-    // sent at once is one peak, not the long run of windows the trial guards (sim/tune.js,
-    // seed 11: with the trial there, campaigns the informed oracle sends within a minute went
-    // from 0.40 to 4.13 × its time).
-    const wholeRps = o.sloCapacityRatio * capacity.capacity * misses.trim;
     const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
@@ -266,9 +264,12 @@ export function createInspectableController(options) {
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
-    // Asked first: the bank's snapshot keeps the plan at the setpoint.
+    // Asked first: the bank's snapshot keeps the plan at the setpoint. It reads the estimate,
+    // not the prior's trial: one peak, not the long run of windows the trial guards (with the
+    // trial here too, the campaigns the informed oracle sends within a minute took 4.13 × its
+    // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps: capacity.capacity * misses.trim, aimRps: wholeRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
+      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: o.sloCapacityRatio * estimateRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
     const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     lastPlan = planned;

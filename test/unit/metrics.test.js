@@ -49,7 +49,7 @@ test('controller decisions become gauges and a governor series point', async () 
   const points = [];
   const controller = observeController({
     update: () => ({ rate: 120, reason: /** @type {const} */ ('plan') }),
-    snapshot: () => ({ capacity: 900, baseline: 300, requestsPerSend: 1.5, maxUnitLoad: 200, planned: 130 })
+    snapshot: () => ({ capacity: 900, capacityTrial: 450, baseline: 300, requestsPerSend: 1.5, maxUnitLoad: 200, planned: 130 })
   }, { registry, sloMs: 400, series: { appendGovernor: async (point) => { points.push(point); } } });
   const before = validateExposition(exposition(await registry.metrics()));
   assert.ok(Number.isNaN(sampleValue(before, 'pushpace_controller_rate_per_second')), 'no decision yet: NaN, not 0');
@@ -59,6 +59,7 @@ test('controller decisions become gauges and a governor series point', async () 
   assert.equal(sampleValue(families, 'pushpace_controller_remaining_devices'), 4321);
   assert.equal(sampleValue(families, 'pushpace_controller_rate_per_second'), 120);
   assert.equal(sampleValue(families, 'pushpace_controller_capacity_requests_per_second'), 900);
+  assert.equal(sampleValue(families, 'pushpace_controller_capacity_trial_requests_per_second'), 450);
   assert.equal(sampleValue(families, 'pushpace_controller_predicted_load_requests_per_second'), 600);
   assert.equal(sampleValue(families, 'pushpace_controller_reason', { reason: 'plan' }), 1);
   assert.equal(sampleValue(families, 'pushpace_controller_reason', { reason: 'stale' }), 0);
