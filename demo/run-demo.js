@@ -55,9 +55,12 @@ import { startGateway, startGovernor, startWorker, pushctl } from './stack.js';
  * @param {(tick: GovernorTick, progress: { delivered: number, campaignStart: number | null }) => void} options.onTick
  * @param {(message: string) => void} options.note   progress of the setup
  * @param {AbortSignal} [options.signal]  Ctrl-C: stop, clean up, report what there is
+ * @param {StopWhen} [options.stopWhen]  asked every few seconds once the campaign starts, in a
+ *   world judged by the phones: a reason stops the run there (the bench's sweep ends a fixed
+ *   rate whose verdict can no longer change)
  * @returns {Promise<DemoRecord>}
  */
-export async function runDemo({ world = DEMO, audience = world.audience, source = 'scrape', fixedRate, onTick, note, signal }) {
+export async function runDemo({ world = DEMO, audience = world.audience, source = 'scrape', fixedRate, onTick, note, signal, stopWhen }) {
   const startedAt = Date.now();
   const config = loadConfig(process.env);
   const prefix = `demo-${randomUUID().slice(0, 8)}`;
@@ -78,6 +81,15 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
     if (signal?.aborted) throw new Error(`interrupted while ${what}`);
     if (Date.now() > deadline) throw new Error(`out of time while ${what}`);
   };
+  /** @type {(() => number[]) | null} the judge's samples so far, where they are in this process */
+  let judgeSamples = null;
+  let lastStopCheck = 0;
+  const checkStop = (/** @type {string} */ what) => {
+    if (!stopWhen || !judgeSamples || !campaignStarted || Date.now() - lastStopCheck < STOP_CHECK_MS) return;
+    lastStopCheck = Date.now();
+    const reason = stopWhen({ samples: judgeSamples(), campaignStart: record.campaignStart, deadline, now: lastStopCheck });
+    if (reason) throw new Error(`stopped while ${what}: ${reason}`);
+  };
 
   const redis = createRedis(config.redis, { name: 'pushpace:demo' });
   cleanups.push(() => redis.quit().catch(() => {}));
@@ -94,6 +106,7 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
     const gateway = await startGateway(world.gateway, baseEnv, config.databaseUrl);
     cleanups.push(() => gateway.stop());
     const devices = createDevices({ gatewayUrl: gateway.url, baselineRps: world.baselineRps, ...world.wakeUp });
+    if (world.judgedBy === 'phones') judgeSamples = devices.samples;
     collect.push(async () => {
       // A copy: stopping the phones later fails their calls in flight, which are no user's wait.
       record.samples = world.judgedBy === 'phones' ? devices.samples().slice()
@@ -150,6 +163,7 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
       if (state === 'completed') break;
       if (state === 'failed' || state === 'cancelled' || state === 'expired') throw new Error(`the campaign ended ${state}`);
       checkTime('the campaign sends');
+      checkStop('the campaign sends');
       const { deliveries } = devices.stats();
       if (deliveries > lastProgress.deliveries) lastProgress = { at: Date.now(), deliveries };
       else if (Date.now() - lastProgress.at > 30_000) throw new Error(`nothing sent for 30 s at ${deliveries} of ${audience} (bucket: ${JSON.stringify(await redis.hgetall(redisKeys(prefix).bucket))})`);
@@ -163,6 +177,7 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
     note(`campaign completed; waiting ${((settle - Date.now()) / 1000).toFixed(1)} s for the last wake-ups`);
     while (Date.now() < settle || (devices.stats().inFlight > 0 && Date.now() < settle + 10_000)) {
       checkTime('the last wake-ups arrive');
+      checkStop('the last wake-ups arrive');
       await sleep(100);
     }
   } catch (error) {
@@ -186,6 +201,16 @@ export async function runDemo({ world = DEMO, audience = world.audience, source 
   }
   return record;
 }
+
+/**
+ * @callback StopWhen  whether a run can stop before its end: a reason, or null to go on
+ * @param {{ samples: readonly number[], campaignStart: number, deadline: number, now: number }} progress
+ *   samples: the phones' calls so far, as DemoRecord.samples; deadline: when the run is cut off (ms since the epoch)
+ * @returns {string | null}
+ */
+
+/** How often stopWhen is asked. */
+const STOP_CHECK_MS = 5000;
 
 /**
  * The audience (made-up endpoint ARNs, one per device) and the message.

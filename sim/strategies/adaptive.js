@@ -56,7 +56,7 @@ export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true
         rate = decision.rate;
         const s = controller.snapshot();
         if (t - lastSendT < idleResetSeconds - interval) learned = s;
-        trace.push({ t, rate, reason: decision.reason, capacity: s.capacity, baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, maxUnitLoad: s.maxUnitLoad, uncertaintyRps: s.uncertaintyRps, models: s.plausibleModels, shape: `${s.medianFactor.toFixed(2)}/${s.sigmaFactor.toFixed(2)}` });
+        trace.push({ t, rate, reason: decision.reason, capacity: s.capacity, baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, maxUnitLoad: s.maxUnitLoad, uncertaintyRps: s.uncertaintyRps, models: s.plausibleModels, shape: `${s.medianFactor.toFixed(2)}/${s.sigmaFactor.toFixed(2)}`, capacityTrial: s.capacityTrial });
       }
       if (t < 0) return 0;
       const n = pacer.take(rate, Math.min(remaining, snsMax));
