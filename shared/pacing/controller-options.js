@@ -129,7 +129,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityTrialShare: 0.5,
   capacityTrialGrowth: 1.5,
   sloCapacityRatio: 1,
-  sloMargin: 0.3,
+  sloMargin: 0.2,
   pushMargin: 0,
 
   missShare: 0.02,
