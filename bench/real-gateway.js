@@ -10,8 +10,8 @@
 // Every run, fixed or governed, sends the whole 6,000-device campaign (a fixed rate stops
 // early only once its verdict is decided, below) and is judged the same way: the demo's own
 // checks, every 5-s window from the first send to the last wake-ups (as the issue's own table
-// timed fixed 25/s and 32/s). Until 2026-11-29 each fixed rate was held
-// for 120 s and judged on its steady state: about 21 windows, against the 80-95 of a governed
+// timed fixed 25/s and 32/s). Until 2026-11-29 each fixed rate was held for 120 s and judged
+// on its steady state: about 21 windows, against the 80-95 of a governed
 // run. At the same 95% rule that is a much weaker test. This machine's one-process gateway has
 // slow spells at any load, so a rate is "safe" with some probability. A rate whose long-run
 // share of windows over the SLO is 10% passes 21 windows 36% of the time, and 94 windows 4% of
@@ -24,8 +24,8 @@
 // A fixed run stops as soon as it cannot be safe any more (decidedUnsafe): a user's request
 // failed, or more windows are over the SLO than the most windows the run could have allow. Its
 // verdict is the one it would have had at its end, and a slow phase's sweep, which fails its
-// first rates, no longer waits out each failed campaign (2026-11-29: 20, 16 and 12/s failed and
-// took 20 minutes, 12/s on one reset connection 500 s into its 511).
+// first rates, no longer waits out each failed campaign (2026-11-29 19:43: 20, 16 and 12/s
+// failed and took about 20 minutes between them, 12/s on one reset connection).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runDemo } from '../demo/run-demo.js';
