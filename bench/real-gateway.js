@@ -68,8 +68,8 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
    * @param {{ rate?: number, source?: SourceName, maxWallMs: number }} how
    */
   const campaign = async ({ rate, source, maxWallMs }) => {
-    const stopWhen = rate === undefined ? undefined : (/** @type {Parameters<import('../demo/run-demo.js').StopWhen>[0]} */ progress) => decidedUnsafe(progress, world);
-    const record = await runDemo({ world: { ...world, maxWallMs }, source, fixedRate: rate, note, onTick: () => {}, stopWhen });
+    const record = await runDemo({ world: { ...world, maxWallMs }, source, fixedRate: rate, note, onTick: () => {},
+      stopWhen: rate === undefined ? undefined : (progress) => decidedUnsafe(progress, world) });
     const summary = summarize(record, Date.now());
     const { slo, exactlyOnce } = summary.checks;
     /** @type {RealGatewayRow} */
