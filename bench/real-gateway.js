@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { runDemo } from '../demo/run-demo.js';
 import { summarize, chartOf } from '../demo/present.js';
 import { REAL_DEMO } from '../demo/settings.js';
-import { windowsOf } from '../demo/report.js';
+import { windowsOf, sloShare } from '../demo/report.js';
 import { ROOT } from './support.js';
 
 /** @typedef {import('../demo/settings.js').SourceName} SourceName */
@@ -136,7 +136,8 @@ export function decidedUnsafe({ samples, campaignStart, deadline, now }, { sloP9
   const finished = windowsOf(samples, { from: campaignStart, to: campaignStart + Math.floor((now - campaignStart) / evaluationWindowMs) * evaluationWindowMs, windowMs: evaluationWindowMs });
   const errors = finished.reduce((n, w) => n + w.errors, 0);
   if (errors > 0) return `${errors} user request${errors === 1 ? '' : 's'} failed`;
-  const over = finished.filter((w) => w.requests > 0 && w.p95Ms > sloP95Ms).length;
+  const { evaluated, within } = sloShare(finished, sloP95Ms);
+  const over = evaluated - within;
   const mostWindows = Math.ceil((deadline - campaignStart) / evaluationWindowMs) + 1;
   return over > (1 - minShareWithinSlo) * mostWindows ? `${over} windows over the SLO, of at most ${mostWindows}` : null;
 }
