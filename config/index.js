@@ -64,6 +64,7 @@ export const DEFAULTS = Object.freeze({
   PACING_SLO_CAPACITY_RATIO: CONTROLLER_DEFAULTS.sloCapacityRatio,
   PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
   PACING_CAPACITY_TRIAL_SHARE: CONTROLLER_DEFAULTS.capacityTrialShare,
+  PACING_CAPACITY_ENVELOPE_MS: CONTROLLER_DEFAULTS.capacityEnvelopeMs,
   PACING_OPEN_PROBABILITY: CONTROLLER_DEFAULTS.openProbability,
   PACING_REQUESTS_PER_OPEN: CONTROLLER_DEFAULTS.requestsPerOpen,
   PACING_OPEN_DELAY_MEDIAN_MS: CONTROLLER_DEFAULTS.openDelayMedianMs,
@@ -338,6 +339,9 @@ function pacingConfig(read, gatewayMetrics) {
     // The share of PACING_CAPACITY_RPS the plan fills before the gateway has shown it can take
     // it (1: all at once): the load test's figure is tried in steps, as TCP's slow start does.
     capacityTrialShare: read.number('PACING_CAPACITY_TRIAL_SHARE', { min: 0.05, max: 1 }),
+    // On a gateway whose p95 jumps between windows, the plan fills the lowest capacity
+    // estimate of this long (0: the latest): a slow phase of a shared host comes again.
+    capacityEnvelopeMs: read.integer('PACING_CAPACITY_ENVELOPE_MS', { min: 0, max: 3_600_000 }),
     openProbability: read.number('PACING_OPEN_PROBABILITY', { min: 0.0001, max: 1 }),
     requestsPerOpen: read.number('PACING_REQUESTS_PER_OPEN', { min: 0.01, max: 100_000 }),
     openDelayMedianMs: read.integer('PACING_OPEN_DELAY_MEDIAN_MS', { min: 1, max: 86_400_000 }),

@@ -54,7 +54,8 @@ export function liveModelOf(snapshot, options, { at, rate, reason, remaining = n
     requestsPerSendSd: finite(snapshot.requestsPerSendSd, 0),
     baselineRps: finite(snapshot.baseline, 0),
     baselineSd: finite(snapshot.baselineSd, 0),
-    capacityRps: finite(snapshot.capacity, options.capacityRps),
+    // On a jumpy gateway the plan fills the lowest estimate of the last minute (capacity-estimator.js lowest).
+    capacityRps: finite(Math.min(snapshot.capacity, snapshot.capacityEnvelope ?? Infinity), options.capacityRps),
     sloP95Ms: options.sloP95Ms,
     medianFactor: finite(snapshot.medianFactor, 1),
     sigmaFactor: finite(snapshot.sigmaFactor, 1),

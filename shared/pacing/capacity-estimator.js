@@ -45,8 +45,9 @@
  * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
+ * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5 }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0 }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -76,6 +77,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   /** ln p95 of the last window, and the mean square of its change from window to window (prior: latencyNoise). */
   let lastLogP95 = NaN;
   let logChangeSq = 2 * latencyNoise ** 2;
+  /** The estimate after each of the last envelopeWindows windows (see lowest). @type {number[]} */
+  const recent = [];
 
   /**
    * The rate at which this window's gateway would reach the setpoint.
@@ -105,7 +108,19 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * load the latency was seen at.
    * @param {{ rps: number | null, p95Ms: number }} window
    */
-  function update({ rps, p95Ms }) {
+  function update(window) {
+    follow(window);
+    if (envelopeWindows > 0 && window.p95Ms > 0) {
+      recent.push(capacity);
+      if (recent.length > envelopeWindows) recent.shift();
+    }
+  }
+
+  /**
+   * The estimate's step for one window.
+   * @param {{ rps: number | null, p95Ms: number }} window
+   */
+  function follow({ rps, p95Ms }) {
     if (!(p95Ms > 0)) return;
     measureNoise(p95Ms);
     if (rps === null) {
@@ -280,6 +295,25 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   }
 
   /**
+   * What a jumpy gateway's plan may fill: the lowest estimate of the last envelopeWindows
+   * windows (Infinity where the p95 is as steady as latencyNoise, or the envelope is off).
+   * Where the gateway's speed moves in phases (a one-process gateway on a shared host), the
+   * estimate climbs through a fast phase, at riseLimit a window, and the next slow phase finds
+   * the plan filling it: on the demo's real gateway the estimate went 22 → 35 requests/s in
+   * 100 s of a fast phase, then a slow one put the p95 at 430-1,470 ms for 30 s; and restoring
+   * the capacity before a loss on one fast window (`lost`) took it 22 → 31.5 at once, and the
+   * plan to 46 sends/s (bench/RESULTS.md 2026-11-30 04:33). A slow phase that came lately will
+   * come again: the plan fills what the gateway took in the slowest of them, as a fixed rate
+   * that a sweep found safe does. Gated on the measured noise because a gateway whose p95 is
+   * steady has no phases to hold against, and there the envelope would only slow the recovery
+   * from each dip of the estimate.
+   */
+  function lowest() {
+    if (recent.length === 0 || measuredNoise() <= latencyNoise) return Infinity;
+    return Math.min(...recent);
+  }
+
+  /**
    * The lower envelope of p95 and the load it was seen at.
    * @param {number} p95Ms @param {number} rps
    */
@@ -349,8 +383,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     loadAtLatency,
     get capacity() { return capacity; },
     /** What the plan may fill: the estimate, or less while the prior is on trial. */
-    get planned() { return Math.min(capacity, trial); },
-    snapshot() { return { capacity, capacityTrial: trial, capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
+    get planned() { return Math.min(capacity, trial, lowest()); },
+    snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
 

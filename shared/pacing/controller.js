@@ -105,7 +105,8 @@ export function createInspectableController(options) {
     edgeRelax: o.capacityEdgeRelax,
     edgeProbeWindows: o.capacityEdgeProbeWindows,
     trialShare: o.capacityTrialShare,
-    trialGrowth: o.capacityTrialGrowth
+    trialGrowth: o.capacityTrialGrowth,
+    envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs)
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);

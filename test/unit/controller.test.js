@@ -1049,6 +1049,43 @@ test('an untried capacity prior is tried in steps: the plan fills trialShare of 
   assert.equal(probe.planned, 35, `at the setpoint: ${probe.planned}`);
 });
 
+test('on a gateway whose p95 jumps between windows the plan fills the lowest estimate of the last envelopeWindows windows; on a steady one, the estimate', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  const options = { capacityRps: 35, setpointMs: 300, sloMs: 500, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, envelopeWindows: 5 };
+  /**
+   * Feeds the windows; returns the estimate and the plan's capacity after each.
+   * @param {Array<[number, number]>} windows  [rps, p95Ms]
+   */
+  const run = (windows) => {
+    const c = createCapacityEstimator(options);
+    const seen = windows.map(([rps, p95Ms]) => {
+      c.update({ rps, p95Ms });
+      return { capacity: c.capacity, planned: c.planned, noise: c.snapshot().latencyNoise };
+    });
+    return seen;
+  };
+  // Jumpy: fast and slow windows at one load, then a slow spell over the SLO, then fast windows
+  // near the estimate, which let it climb back.
+  const jumpy = run([[8, 50], [20, 70], [21, 260], [20, 80], [21, 270], [22, 700], [22, 90], [23, 80], [23, 90], [24, 85], [24, 90], [24, 80], [24, 95], [24, 85]]);
+  const dip = jumpy[5].capacity;
+  assert.ok(dip < jumpy[4].capacity, 'the slow spell lowered the estimate');
+  for (let i = 6; i < jumpy.length; i++) {
+    const lowest = Math.min(...jumpy.slice(Math.max(0, i - 4), i + 1).map((w) => w.capacity));
+    assert.ok(jumpy[i].noise > options.latencyNoise, `window ${i}: measured noise ${jumpy[i].noise}`);
+    assert.equal(jumpy[i].planned, lowest, `window ${i}: the plan fills the lowest of the last five estimates`);
+  }
+  assert.ok(jumpy[9].capacity > dip && jumpy[9].planned === dip, 'four windows after the dip the plan still fills it');
+  assert.ok(jumpy[10].planned > dip, 'five windows after, the dip has left the envelope');
+  // Steady: the p95 moves a few percent between windows; the estimate falls and rises as on the
+  // jumpy gateway, and the plan fills it as it is.
+  const steady = run([[8, 190], [20, 200], [21, 210], [22, 290], [23, 320], [23, 330], [22, 300], [21, 280], [20, 260], [20, 250]]);
+  assert.ok(steady[5].capacity < steady[3].capacity, 'windows over the setpoint lowered the estimate');
+  for (const w of steady) {
+    assert.ok(w.noise <= options.latencyNoise + 1e-12, `measured noise ${w.noise}`);
+    assert.equal(w.planned, w.capacity);
+  }
+});
+
 test('with the capacity prior on trial, a campaign\'s first plan on an idle gateway fills part of the prior\'s room, not all of it', () => {
   const first = (/** @type {number} */ trialShare) => {
     const controller = createController({ capacityRps: 1000, capacityTrialShare: trialShare });
