@@ -382,7 +382,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     update,
     loadAtLatency,
     get capacity() { return capacity; },
-    /** What the plan may fill: the estimate, or less while the prior is on trial. */
+    /** What the plan may fill: the estimate, or less while the prior is on trial, or on a jumpy gateway the last minute's lowest. */
     get planned() { return Math.min(capacity, trial, lowest()); },
     snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
