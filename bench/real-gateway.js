@@ -180,7 +180,7 @@ export function formatRealGatewaySection(r) {
   const causes = (/** @type {RealGatewayRow} */ x) => (Object.keys(x.failures).length ? ` (${Object.entries(x.failures).map(([k, n]) => `${k} × ${n}`).join(', ')})` : '');
   const work = [...r.sweep, ...r.governed].map((x) => x.workMsPerRequest).filter((x) => x !== null);
   const lines = [`### Real gateway: fixed rates vs the governor (\`npm run bench real-gateway\`)`,
-    `One Node process, ${g.cpuMs} ms of CPU (measured: ${work.length ? `${Math.min(...work).toFixed(1)}–${Math.max(...work).toFixed(1)} ms` : '–'} per request, probes included) ` +
+    `One Node process, ${g.cpuMs} ms of CPU (measured: ${work.length ? `${Math.min(...work).toFixed(1)}–${Math.max(...work).toFixed(1)} ms` : '–'} per request of the users) ` +
     `and one PostgreSQL lookup per request; ${world.baselineRps} requests/s from users nobody pushed; ${int(world.audience)} devices, ` +
     `${100 * world.wakeUp.openProbability}% open the app a median ${world.wakeUp.openDelayMedianMs / 1000} s after the push, ${world.wakeUp.requestsPerOpen} requests each. ` +
     `SLO p95 ${world.sloP95Ms} ms over the users' requests as the phones timed them, in 5-s windows. Governor priors: capacity ${world.priors.capacityRps}/s, ` +

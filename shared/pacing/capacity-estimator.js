@@ -270,7 +270,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * windows), the square of one window's relative noise if the windows' errors are
    * independent. A load trend between windows counts too, which only errs towards caution.
    * Why measured: the simulator's windows are stationary quantiles and move by a few percent
-   * (latencyNoise's 15%); a probe of the demo's one-process gateway takes the worst of five
+   * (latencyNoise's 15%); a probe of the demo's one-process gateway then took the worst of five
    * probes, each of which finds the queue empty or waits behind it, and read 4, 47, 108, 233
    * and 5.6 ms in consecutive windows at much the same load. Read through the curve with 15%
    * noise, each window counted as a precise measurement of the load: requests per send went
