@@ -47,9 +47,11 @@ export function createCampaignSampler({ redis, store, bucket, series, history, l
       if (finished && !(campaign.finishedAt && now - campaign.finishedAt < FINAL_POINT_WINDOW_MS)) continue;
       const p = campaignProgress(campaign, { rate, now });
       if (finished) {
-        // One final point, so the chart ends where the campaign did.
+        // One final point, so the chart ends where the campaign did, its limit stopped (0): not
+        // skipped when only the count is the last point's, or a campaign whose last sends were
+        // sampled while it ran would keep its running limit on the chart.
         const last = await series.lastCampaignPoint(campaign.id);
-        if (last && last.processed === p.processed) continue;
+        if (last && last.processed === p.processed && last.rateLimit === 0) continue;
       }
       const rateLimit = finished ? 0 : (campaign.state === 'running' ? p.rate : 0);
       samples.push({ id: campaign.id, processed: p.processed, rateLimit });

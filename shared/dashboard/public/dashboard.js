@@ -12,13 +12,16 @@ import { reasonInWords } from './rate-reasons.js';
   const OVERVIEW_MS = 1000;
   // Samples arrive every second (shared/metrics/campaign-sampler.js).
   const SERIES_MS = 1000;
+  // A finished campaign's chart is loaded until it shows the end (the sampler's final point, a
+  // second or two after the finish), at most this many times.
+  const LOADS_AFTER_FINISH = 10;
   // A request that never answers (a connection dropped on the way) fails after this long:
   // a card loads its chart one request at a time, and would otherwise wait for ever.
   const REQUEST_TIMEOUT_MS = 10_000;
 
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let controlEnabled = false;
-  /** id → { el, chart, data, lastT, loading, finished, loadedAfterFinish } */
+  /** id → { el, chart, data, lastT, loading, finished, loadsAfterFinish } */
   const cards = new Map();
 
   const $ = (selector, root = document) => root.querySelector(selector);
@@ -101,7 +104,7 @@ import { reasonInWords } from './rate-reasons.js';
     for (const button of el.querySelectorAll('[data-action]')) {
       button.addEventListener('click', () => act(card, button.dataset.action));
     }
-    const card = { id: p.id, el, chart: null, hasGateway: false, data: { t: [], sendRate: [], startRate: [], rateLimit: [], p95Ms: [], sloMs: [], reason: [] }, lastT: 0, loading: false, finished: false, loadedAfterFinish: false, nextSeriesAt: 0 };
+    const card = { id: p.id, el, chart: null, hasGateway: false, data: { t: [], sendRate: [], startRate: [], rateLimit: [], p95Ms: [], sloMs: [], reason: [] }, lastT: 0, loading: false, finished: false, loadsAfterFinish: 0, nextSeriesAt: 0 };
     return card;
   }
 
@@ -186,13 +189,14 @@ import { reasonInWords } from './rate-reasons.js';
   function maybeLoadSeries(card) {
     const now = Date.now();
     if (card.loading || now < card.nextSeriesAt) return;
-    // A finished campaign's chart is loaded once more after it finished, then left alone.
-    if (card.finished && card.loadedAfterFinish) return;
+    // A finished campaign's chart is loaded until its limit line has stopped, then left alone.
+    // Once was not enough: that load could come before the sampler's final point, and the
+    // legend then kept the running rate for good (test/integration/observability.test.js).
+    if (card.finished && (card.data.rateLimit.at(-1) === null || card.loadsAfterFinish >= LOADS_AFTER_FINISH)) return;
     card.loading = true;
-    const wasFinished = card.finished;
+    if (card.finished) card.loadsAfterFinish++;
     api(`/api/campaigns/${encodeURIComponent(card.id)}/series?since=${card.lastT}`).then((series) => {
       appendSeries(card, series);
-      if (wasFinished) card.loadedAfterFinish = true;
     }).catch((error) => {
       $('.chart-note:not(.chart-ahead)', card.el).textContent = `Chart unavailable: ${error.message}`;
     }).finally(() => {
