@@ -132,6 +132,39 @@ test('a running campaign older than the newest 50 is still counted, charted and 
   assert.equal((await series.lastCampaignPoint(old.id))?.processed, 1, 'the chart sampler writes its point');
 });
 
+test('the chart sampler ends a finished campaign with one stopped point, also when its last sends were sampled while it ran', async () => {
+  const store = freshStore();
+  const series = createSeriesStore(redis, { keyPrefix: /** @type {string} */ (prefixes.at(-1)) });
+  const bucket = { settings: async () => ({ rate: 100, burst: 100, granted: 0, grantedTransactional: 0 }) };
+  const sampler = createCampaignSampler({ redis, store, bucket: /** @type {any} */ (bucket), series, logger });
+  // Each call its own interval: the slot taken by the last one would refuse it for 0.8 s.
+  const sample = async () => {
+    await redis.del(series.keys.samplerSlot);
+    assert.equal(await sampler.sampleOnce(), true);
+  };
+
+  const c = await create(store);
+  await store.addTotal(c.id, 3);
+  await store.markEnqueued(c.id, 1);
+  await store.recordOutcomes(c.id, [0, 1].map((seq) => ({ seq, outcome: /** @type {const} */ ('delivered'), endpointArn: `arn:${seq}` })));
+  await sample();
+  const running = await series.lastCampaignPoint(c.id);
+  assert.equal(running?.processed, 2);
+  assert.ok((running?.rateLimit ?? 0) > 0, `a running campaign's point carries its limit (${running?.rateLimit})`);
+
+  // Cancelled with its count unchanged: the last point's count is already the final one.
+  await store.cancel(c.id);
+  await store.finishSegment(c.id, 0, 1);
+  assert.equal((await store.require(c.id)).state, 'cancelled');
+  await sample();
+  const points = await series.campaign(c.id);
+  assert.deepEqual(points.map((p) => [p.processed, p.rateLimit > 0]), [[2, true], [2, false]], 'a final point, its limit stopped');
+  assert.equal(points.at(-1)?.rateLimit, 0);
+
+  await sample();
+  assert.equal((await series.campaign(c.id)).length, 2, 'nothing after the final point');
+});
+
 describe('CAMPAIGN_RETENTION_DAYS', () => {
   const DAY_MS = 86_400_000;
   /** @param {number} days */
