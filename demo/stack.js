@@ -130,7 +130,8 @@ export async function startGovernor(env, onTick) {
       capacity: s.capacity ?? null,
       model: { baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, uncertaintyRps: s.uncertaintyRps,
         maxUnitLoad: s.maxUnitLoad, plausibleModels: s.plausibleModels, baseLatencyMs: s.baseLatencyMs,
-        latencyNoise: s.latencyNoise, missTrim: s.missTrim, capacityTrial: s.capacityTrial, capacityEdge: s.capacityEdge, planned: s.planned }
+        latencyNoise: s.latencyNoise, missTrim: s.missTrim, capacityTrial: s.capacityTrial, capacityEdge: s.capacityEdge,
+        capacityEnvelope: s.capacityEnvelope, medianFactor: s.medianFactor, sigmaFactor: s.sigmaFactor, planned: s.planned }
     });
   });
   await waitForReady(proc, () => started, 'the governor');
