@@ -327,8 +327,7 @@ test('workers/governor.js probing a live gateway steers the bucket from real rea
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
   try {
-    // The first tick comes before any probe has answered (stale); the next one, a
-    // metrics window later, has real readings.
+    // The first tick with real readings (the first of all may come before any probe answered).
     const tick = await waitFor(async () => output.split('\n').filter((line) => line.includes('"governor tick"'))
       .map((line) => JSON.parse(line)).find((entry) => entry.gateway !== null), { timeoutMs: 30_000, what: 'a tick with gateway readings' });
     assert.ok(tick.gateway.p95Ms >= 5 && tick.gateway.p95Ms < 1000, `p95 ${tick.gateway.p95Ms} ms`);
@@ -338,12 +337,9 @@ test('workers/governor.js probing a live gateway steers the bucket from real rea
     assert.match(tick.reason, /^(plan-latency-only|max-rate)$/);
     assert.ok(tick.rate > 0);
     assert.equal(tick.remaining, 1200, 'the running campaign\'s devices still to send');
-    // Cold start: the tick before any probe had answered sent the 1,200 at once (their whole
-    // wake-up load is a sliver of the prior capacity), not at the 20/s safe rate (60 s).
-    // The first tick already sends the campaign's 1,200 devices within one 10-s window: their
-    // whole wake-up load is a sliver of the prior capacity.
-    const first = output.split('\n').filter((line) => line.includes('"governor tick"')).map((line) => JSON.parse(line))[0];
-    assert.ok(first.rate * 10 >= 1200, `first rate ${first.rate}/s (${first.reason})`);
+    // Whether the first tick comes before the first probe answers is a race (the probe starts
+    // at once; CI once saw a slow start give the first tick a reading, and the plan's 72/s):
+    // the cold start is tested where it is certain, with a source that cannot answer (below).
     assert.ok(await bucketHoldsLastTick(prefix, () => output) > 0, 'the decision was written into the shared bucket');
   } finally {
     child.kill('SIGTERM');
