@@ -46,8 +46,9 @@
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
+ * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0 }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -67,6 +68,10 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let base = baseLatencyMs;
   /** The load the base latency was seen at (0: the configured idle latency). */
   let baseRps = 0;
+  /** How many requests the base latency was measured over (capped at BASE_REQUESTS; see learnBase). */
+  let baseRequests = baseLatencyMs === null ? 0 : BASE_REQUESTS;
+  /** The healthy windows the base is the median of, until it is trusted. @type {BaseWindow[]} */
+  const baseWindows = [];
   let lastObserved = Infinity;
   /** A capacity loss was seen: the next healthy window measures the base point anew. */
   let rebase = false;
@@ -124,14 +129,18 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     if (!(p95Ms > 0)) return;
     measureNoise(p95Ms);
     if (rps === null) {
-      learnBase(p95Ms, 0);
+      learnBase(p95Ms, 0, BASE_REQUESTS);
       followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms);
       return;
     }
     if (!(rps >= 0)) return;
-    learnBase(p95Ms, rps);
+    learnBase(p95Ms, rps, windowMs === undefined ? BASE_REQUESTS : rps * windowMs / 1000);
     if (followTrial(rps, p95Ms)) capacity = Math.min(capacity, rps);
-    const cObs = observedCapacity(rps, p95Ms, /** @type {number} */ (base));
+    // Until the base is measured over enough requests there is no curve to fit: a window
+    // under the setpoint says nothing of the capacity, one over it reads as its load scaled
+    // to the setpoint (the one-point form with no fixed latency).
+    const cObs = baseTrusted() ? observedCapacity(rps, p95Ms, /** @type {number} */ (base))
+      : p95Ms >= setpointMs ? rps * setpointMs / p95Ms : Infinity;
     lastObserved = cObs;
     const floor = capacity * (1 - dropLimit);
     // A window tests the estimate when the gateway carries a load near it. On a gateway whose
@@ -314,32 +323,50 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   }
 
   /**
-   * The lower envelope of p95 and the load it was seen at.
-   * @param {number} p95Ms @param {number} rps
+   * The base point: the idle gateway's p95 and the load it was seen at. A window's p95 over a
+   * handful of requests is their worst, or nearly, and says little: on the demo's real gateway
+   * a first window of 12 requests read 23.8 ms against an idle 49 (none of them happened to
+   * wait behind another), became the base, and the fit through it read every loaded window at
+   * 47-68 ms as a queue near its wall (the estimate 35 → 20.8 requests/s in 12 s; the run took
+   * 338 s where one beside it took 251; bench/RESULTS.md 2026-11-30 13:21). A mean weighted by
+   * requests does not cure it (23.8 over 12 and 48.2 over 13 requests give 36.5, still a
+   * queue at 48), and leaving small windows out lets the first loaded window be the base
+   * (118.8 ms in a slow phase: the campaign's first rise read as no queue). So until the
+   * healthy windows (under the setpoint) hold BASE_REQUESTS requests, in BASE_WINDOWS windows
+   * or one window of that many, the base is their median weighted by requests, and the fit does
+   * not use it (baseTrusted). Then it is the lower envelope: it follows drops fast (half the
+   * gap, less for a window of fewer requests) and rises slowly, only on healthy windows, so an
+   * overload (whose latency is queueing, not the idle gateway's) cannot drag it up; a lasting
+   * change such as a slower downstream still gets through in a few hundred windows.
+   * @param {number} p95Ms @param {number} rps @param {number} requests  the window's requests
    */
-  function learnBase(p95Ms, rps) {
-    if (baseLatencyMs === null) {
-      if (rebase && p95Ms < setpointMs) {
-        base = Math.min(p95Ms, 0.9 * setpointMs);
-        baseRps = rps;
-        rebase = false;
-        return;
-      }
-      // The lower envelope of p95: follows drops fast and rises slowly, and only on healthy
-      // windows, so an overload (whose latency is queueing, not the idle gateway's) cannot
-      // drag it up; a lasting change such as a slower downstream still gets through in a few
-      // hundred windows.
-      if (base === null) {
-        base = Math.min(p95Ms, 0.9 * setpointMs);
-        baseRps = rps;
-      } else if (p95Ms < base) {
-        base += 0.5 * (p95Ms - base);
-        baseRps += 0.5 * (rps - baseRps);
-      } else if (p95Ms < setpointMs) {
-        base = Math.min(0.9 * setpointMs, base + 0.002 * (p95Ms - base));
-        baseRps += 0.002 * (rps - baseRps);
-      }
+  function learnBase(p95Ms, rps, requests) {
+    if (baseLatencyMs !== null || !(p95Ms < setpointMs) || !(requests > 0)) return;
+    const p95 = Math.min(p95Ms, 0.9 * setpointMs);
+    if (rebase) {
+      // A capacity loss: the old base lies on the old curve; measure it anew.
+      base = null;
+      baseRequests = 0;
+      baseWindows.length = 0;
+      rebase = false;
     }
+    if (base === null || !baseTrusted()) {
+      baseWindows.push({ p95Ms: p95, rps, requests });
+      const median = weightedMedian(baseWindows);
+      base = median.p95Ms;
+      baseRps = median.rps;
+      baseRequests = Math.min(BASE_REQUESTS, baseWindows.reduce((sum, w) => sum + w.requests, 0));
+      if (baseTrusted()) baseWindows.length = 0;
+      return;
+    }
+    const step = p95Ms < base ? 0.5 * Math.min(1, requests / BASE_REQUESTS) ** 2 : 0.002;
+    base = Math.min(0.9 * setpointMs, base + step * (p95Ms - base));
+    baseRps += step * (rps - baseRps);
+  }
+
+  /** The base has been measured over enough requests, and windows, for the fit to go through it. */
+  function baseTrusted() {
+    return base !== null && baseRequests >= BASE_REQUESTS && (baseWindows.length === 0 || baseWindows.length >= BASE_WINDOWS || baseWindows[0].requests >= BASE_REQUESTS);
   }
 
   /**
@@ -384,10 +411,13 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     get capacity() { return capacity; },
     /** What the plan may fill: the estimate, or less while the prior is on trial, or on a jumpy gateway the last minute's lowest. */
     get planned() { return Math.min(capacity, trial, lowest()); },
-    snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
+    snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, baseRequests, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
 
+/** The requests, and the windows unless the first holds them all, the base latency is measured over before the capacity fit goes through it (see learnBase). */
+const BASE_REQUESTS = 20;
+const BASE_WINDOWS = 3;
 /** A window over the SLO at a load under this share of the estimate is a capacity loss, not the estimate's error. */
 const LOSS_SHARE = 0.8;
 /** A crossing sets the edge only at a load above this share of the most load carried lately, and with the estimate above this share of its recent highest. */
@@ -402,5 +432,19 @@ const RECENT_FORGET = 0.01;
 
 /** Share of the way the measured p95 noise moves per window: about ten windows' memory. */
 const NOISE_GAIN = 0.1;
+
+/** @typedef {{ p95Ms: number, rps: number, requests: number }} BaseWindow  a healthy window, as the base point's evidence */
+
+/**
+ * The window whose p95 is the median of the windows' p95, each weighted by its requests.
+ * @param {BaseWindow[]} windows  at least one
+ * @returns {BaseWindow}
+ */
+function weightedMedian(windows) {
+  const half = windows.reduce((sum, w) => sum + w.requests, 0) / 2;
+  const sorted = [...windows].sort((a, b) => a.p95Ms - b.p95Ms);
+  let below = 0;
+  return /** @type {BaseWindow} */ (sorted.find((w) => (below += w.requests) >= half));
+}
 
 /** @typedef {ReturnType<typeof createCapacityEstimator>} CapacityEstimator */

@@ -106,7 +106,8 @@ export function createInspectableController(options) {
     edgeProbeWindows: o.capacityEdgeProbeWindows,
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
-    envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs)
+    envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
+    windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
