@@ -155,7 +155,6 @@ export function createGovernor({
     }, delayMs);
   }
 
-
   /**
    * Brings the controller up to date with the observations the journal holds that it has
    * not seen (all of them for a fresh one; those of another holder's turn for one that led
@@ -223,8 +222,9 @@ export function createGovernor({
       if (sent > 0 && kind !== undefined) learningKind = learningKind === undefined || learningKind === kind ? kind : null;
       const at = now();
       // The rate holds until the next tick, on the wall clock's boundary.
-      nextTickAt = nextTickBoundary(Date.now(), tickMs);
-      const untilNextMs = nextTickAt - Date.now();
+      const wall = Date.now();
+      nextTickAt = nextTickBoundary(wall, tickMs);
+      const untilNextMs = nextTickAt - wall;
       const decision = controller.update({ now: at, sent, gateway, remaining, untilNextMs });
       lastSeenNow = at;
       const rate = maxRate === undefined ? decision.rate : Math.min(decision.rate, maxRate);
