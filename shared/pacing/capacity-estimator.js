@@ -68,8 +68,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let base = baseLatencyMs;
   /** The load the base latency was seen at (0: the configured idle latency). */
   let baseRps = 0;
-  /** How many requests the base latency was measured over (capped at BASE_REQUESTS; see learnBase). */
-  let baseRequests = baseLatencyMs === null ? 0 : BASE_REQUESTS;
+  /** The base has been measured over enough requests, and windows, for the fit to go through it (see learnBase). */
+  let baseTrusted = baseLatencyMs !== null;
   /** The healthy windows the base is the median of, until it is trusted. @type {BaseWindow[]} */
   const baseWindows = [];
   let lastObserved = Infinity;
@@ -139,7 +139,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     // Until the base is measured over enough requests there is no curve to fit: a window
     // under the setpoint says nothing of the capacity, one over it reads as its load scaled
     // to the setpoint (the one-point form with no fixed latency).
-    const cObs = baseTrusted() ? observedCapacity(rps, p95Ms, /** @type {number} */ (base))
+    const cObs = baseTrusted ? observedCapacity(rps, p95Ms, /** @type {number} */ (base))
       : p95Ms >= setpointMs ? rps * setpointMs / p95Ms : Infinity;
     lastObserved = cObs;
     const floor = capacity * (1 - dropLimit);
@@ -346,27 +346,22 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     if (rebase) {
       // A capacity loss: the old base lies on the old curve; measure it anew.
       base = null;
-      baseRequests = 0;
+      baseTrusted = false;
       baseWindows.length = 0;
       rebase = false;
     }
-    if (base === null || !baseTrusted()) {
+    if (base === null || !baseTrusted) {
       baseWindows.push({ p95Ms: p95, rps, requests });
       const median = weightedMedian(baseWindows);
       base = median.p95Ms;
       baseRps = median.rps;
-      baseRequests = Math.min(BASE_REQUESTS, baseWindows.reduce((sum, w) => sum + w.requests, 0));
-      if (baseTrusted()) baseWindows.length = 0;
+      baseTrusted = requestsOf(baseWindows) >= BASE_REQUESTS && (baseWindows.length >= BASE_WINDOWS || baseWindows[0].requests >= BASE_REQUESTS);
+      if (baseTrusted) baseWindows.length = 0;
       return;
     }
     const step = p95Ms < base ? 0.5 * Math.min(1, requests / BASE_REQUESTS) ** 2 : 0.002;
     base = Math.min(0.9 * setpointMs, base + step * (p95Ms - base));
     baseRps += step * (rps - baseRps);
-  }
-
-  /** The base has been measured over enough requests, and windows, for the fit to go through it. */
-  function baseTrusted() {
-    return base !== null && baseRequests >= BASE_REQUESTS && (baseWindows.length === 0 || baseWindows.length >= BASE_WINDOWS || baseWindows[0].requests >= BASE_REQUESTS);
   }
 
   /**
@@ -411,7 +406,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     get capacity() { return capacity; },
     /** What the plan may fill: the estimate, or less while the prior is on trial, or on a jumpy gateway the last minute's lowest. */
     get planned() { return Math.min(capacity, trial, lowest()); },
-    snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, baseRequests, observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
+    snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, baseRequests: baseTrusted ? BASE_REQUESTS : Math.min(BASE_REQUESTS, requestsOf(baseWindows)), observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }
 
@@ -441,10 +436,15 @@ const NOISE_GAIN = 0.1;
  * @returns {BaseWindow}
  */
 function weightedMedian(windows) {
-  const half = windows.reduce((sum, w) => sum + w.requests, 0) / 2;
+  const half = requestsOf(windows) / 2;
   const sorted = [...windows].sort((a, b) => a.p95Ms - b.p95Ms);
   let below = 0;
   return /** @type {BaseWindow} */ (sorted.find((w) => (below += w.requests) >= half));
+}
+
+/** @param {BaseWindow[]} windows */
+function requestsOf(windows) {
+  return windows.reduce((sum, w) => sum + w.requests, 0);
 }
 
 /** @typedef {ReturnType<typeof createCapacityEstimator>} CapacityEstimator */
