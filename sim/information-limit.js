@@ -38,6 +38,8 @@ import { createWorld } from './world.js';
 
 /** Requests per open are drawn within this range (sim/families.js). */
 const REQUESTS_PER_OPEN_MAX = 30;
+/** The open probability is drawn within this range (at most; a family may draw a narrower one). */
+const OPEN_PROBABILITY_MAX = 0.4;
 /** The late twin's slow wave: a median of 20 minutes, the top of the delay medians drawn. */
 const LATE_WAVE_SECONDS = 1200;
 /** The fast twin's users open this many times sooner. */
@@ -137,8 +139,14 @@ function twinOf(raw, factor, kind) {
     return { ...raw, name: `${raw.name}-twin`, wakeUp: { ...wakeUp, openDelay } };
   }
   if (wakeUp.requestsPerOpen * factor <= REQUESTS_PER_OPEN_MAX) wakeUp.requestsPerOpen *= factor;
-  else if (wakeUp.openProbability * factor <= 0.4) wakeUp.openProbability *= factor;
-  else return null;
+  else if (wakeUp.openProbability * factor <= OPEN_PROBABILITY_MAX) wakeUp.openProbability *= factor;
+  else {
+    // Split between the two: requests per open to the top of its range, the rest on the open probability.
+    const rest = factor / (REQUESTS_PER_OPEN_MAX / wakeUp.requestsPerOpen);
+    if (wakeUp.openProbability * rest > OPEN_PROBABILITY_MAX) return null;
+    wakeUp.requestsPerOpen = REQUESTS_PER_OPEN_MAX;
+    wakeUp.openProbability *= rest;
+  }
   if (kind === 'late') {
     const kept = 1 / factor;
     wakeUp.openDelay = [

@@ -171,6 +171,19 @@ test('the fast twin opens FAST_FACTOR times sooner with the same requests, only 
   assert.equal(bimodal.cases[0].twinOracleSeconds, null);
 });
 
+test('a gain twin past one parameter\'s range splits the factor: requests per open to the top of its range, the rest on the open probability', () => {
+  // small/72969879: 15.9% open, 3.55 requests each. × 10 fits neither alone (35.5 requests, 159%),
+  // but 30 requests (× 8.45) and 18.8% open (× 1.18) do.
+  const seed = 72969879;
+  const raw = drawScenario('small', seed);
+  assert.deepEqual([raw.wakeUp.openProbability, raw.wakeUp.requestsPerOpen], [0.1593, 3.55]);
+  const split = informationLimit('small', seed, { stretches: [1.4], twins: ['gain'], factor: 10 });
+  assert.ok(split.cases[0].twinOracleSeconds !== null, 'the × 10 twin is within range');
+  assert.ok(split.cases[0].twinOracleSeconds >= split.oracleSeconds - 1, `twin ${split.cases[0].twinOracleSeconds} s, world ${split.oracleSeconds} s`);
+  // × 30 needs 47.8% open even with 30 requests: out of range.
+  assert.equal(informationLimit('small', seed, { stretches: [1.4], twins: ['gain'], factor: 30 }).cases[0].twinOracleSeconds, null);
+});
+
 test('the baseline twin: more users nobody pushed, within the drawn range; a request rate tells it apart in the first window, a latency-only source only through the p95', () => {
   // Every drawn baseline is within the highest the family could have drawn for its world.
   for (const family of FAMILY_NAMES) {
