@@ -3,10 +3,14 @@
 // 1.4 ×) the informed oracle without breaking the SLO on a twin world it cannot tell apart?
 //
 // `node bench/information-limit.js [count]` prints the markdown of its bench/RESULTS.md
-// section; `npm run bench -- information-limit` appends it.
+// section; `npm run bench -- information-limit` appends it. The blind bound (no window can
+// show a campaign's wake-ups before its length plus the lag): `node bench/information-limit.js
+// blind` prints its section, `npm run bench -- blind-bound` appends it.
 import { fileURLToPath } from 'node:url';
-import { informationLimit, FAST_FACTOR, LATENCY_RESOLUTION } from '../sim/information-limit.js';
-import { worldSeed } from '../sim/families.js';
+import { informationLimit, blindBound, FAST_FACTOR, LATENCY_RESOLUTION } from '../sim/information-limit.js';
+import { worldSeed, drawScenario } from '../sim/families.js';
+import { resolveScenario } from '../sim/scenario.js';
+import { simulate } from '../sim/simulate.js';
 import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
 import { heldOutSeeds, HOLDOUT_COUNT } from './holdout.js';
 
@@ -95,7 +99,75 @@ export function formatInformationLimitSection(r) {
   ].join('\n');
 }
 
+/**
+ * The blind bound's twins: a wake-up with more requests (× 3, 5, 10), one whose users open
+ * FAST_FACTOR times sooner, and both at once; each only where the family could have drawn it.
+ */
+const BLIND_TWINS = /** @type {const} */ ([['gain', 3], ['gain', 5], ['gain', 10], ['fast', FAST_FACTOR], ['fast+gain', 3], ['fast+gain', 5]]);
+const BLIND_ROOMS = /** @type {const} */ (['slo', 'throughput']);
+
+/**
+ * sim/information-limit.js blindBound on the held-out worlds of the quiet families, every twin
+ * and room. The informed oracle is simulated once per world.
+ * @param {{ count?: number }} [options]
+ */
+export function benchBlindBound({ count = HOLDOUT_COUNT } = {}) {
+  const started = performance.now();
+  const seeds = heldOutSeeds();
+  const worlds = QUIET_FAMILIES.flatMap((family) => Array.from({ length: count }, (_, k) => {
+    const seed = worldSeed(family, seeds.heldOut[family], k);
+    const raw = drawScenario(family, seed);
+    const scenario = resolveScenario(raw, raw.name);
+    const oracleSeconds = /** @type {number} */ (simulate(scenario, 'informed-oracle').completionSeconds);
+    /** @type {Record<string, ReturnType<typeof blindBound>>} */
+    const twins = {};
+    for (const [twin, factor] of BLIND_TWINS) {
+      for (const room of BLIND_ROOMS) twins[`${twin} ${factor}/${room}`] = blindBound(family, seed, { twin, factor, room, oracleSeconds, stretches: STRETCHES });
+    }
+    return { family, seed, oracleSeconds, latencyOnly: !scenario.metrics.reportsRps, blindSeconds: scenario.metrics.windowSeconds + scenario.metrics.lagSeconds, twins };
+  }));
+  return { count, worlds, runtimeMs: Math.round(performance.now() - started) };
+}
+
+/** @param {ReturnType<typeof benchBlindBound>} r */
+export function formatBlindBoundSection(r) {
+  const pct = (/** @type {number} */ n) => `${((100 * n) / r.worlds.length).toFixed(1)}%`;
+  const at = (/** @type {number} */ stretch) => STRETCHES.indexOf(stretch);
+  const rows = [];
+  for (const [twin, factor] of BLIND_TWINS) {
+    for (const room of BLIND_ROOMS) {
+      const cases = r.worlds.map((w) => w.twins[`${twin} ${factor}/${room}`]);
+      const inRange = cases.filter((c) => c.twinInRange).length;
+      const computed = cases.filter((c) => c.guardedSeconds !== null).length;
+      rows.push(`| ${twin} × ${twin === 'fast' ? `1/${factor} delay` : factor} | ${room} | ${inRange} | ${computed} | ` +
+        STRETCHES.map((s) => { const n = cases.filter((c) => c.limited[at(s)]).length; return `${n} (${pct(n)})`; }).join(' | ') + ' |');
+    }
+  }
+  const any = (/** @type {string} */ room, /** @type {number} */ stretch) => r.worlds.filter((w) => Object.entries(w.twins).some(([k, c]) => k.endsWith(`/${room}`) && c.limited[at(stretch)]));
+  const short = r.worlds.filter((w) => w.oracleSeconds * (Math.max(...STRETCHES) - 1) < w.blindSeconds).length;
+  const byFamily = QUIET_FAMILIES.map((family) => `${family} ${any('throughput', 1.4).filter((w) => w.family === family).length}`).join(', ');
+  return [
+    '### The blind bound (`bench/information-limit.js`, `blindBound` in sim/information-limit.js)',
+    `${r.count} held-out worlds per quiet family (sim/held-out-seeds.json), ${(r.runtimeMs / 1000).toFixed(0)} s; no controller runs. ` +
+    'No metrics window showing a campaign\'s wake-ups can be read before the window\'s length plus the lag, so every controller sends the same in a world and ' +
+    'in its twins (same gateway, baseline and audience) until then, and those sends\' load on the twin must fit the twin by itself. ' +
+    'The smallest time that sends the world\'s audience within its own room (the oracle\'s program) while its blind sends also fit the twin is a lower bound for every such controller. ' +
+    '"Limited": that bound is over the stretch × the informed oracle\'s simulated time. Room: `slo`, the twin\'s SLO capacity as the oracle plans with it (windows over the SLO); ' +
+    '`throughput`, its full-CPU throughput (a queue that grows for the bin). ' +
+    `Only campaigns shorter than the blind time over (stretch − 1) can be limited (${short} of ${r.worlds.length} here); twins only where the family could draw them.`, '',
+    `| twin | room | twin in range | computed | ${STRETCHES.map((s) => `limited at ${s} ×`).join(' | ')} |`,
+    `|---|---|---|---|${STRETCHES.map(() => '---').join('|')}|`,
+    ...rows, '',
+    `Limited by any of these twins: ${STRETCHES.map((s) => `at ${s} × ${any('slo', s).length} worlds (${pct(any('slo', s).length)}) with the SLO room, ${any('throughput', s).length} (${pct(any('throughput', s).length)}) with the throughput`).join('; ')}. ` +
+    `At 1.4 × with the throughput, by family: ${byFamily}.`, ''
+  ].join('\n');
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv[2] === 'blind') {
+    console.log(formatBlindBoundSection(benchBlindBound()));
+    process.exit(0);
+  }
   const count = process.argv[2] ? Number(process.argv[2]) : HOLDOUT_COUNT;
   if (!Number.isInteger(count) || count < 1) {
     console.error(`information-limit: the count must be a whole number ≥ 1, got ${process.argv[2]}`);

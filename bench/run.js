@@ -12,7 +12,7 @@ import { benchForecastAccuracy, formatForecastSection, FORECAST_TARGET } from '.
 import { benchImpulseResponse, formatImpulseResponseSection } from './impulse-response.js';
 import { benchForecastCost, formatForecastCostSection } from './forecast-cost.js';
 import { benchRealGateway, formatRealGatewaySection } from './real-gateway.js';
-import { benchInformationLimit, formatInformationLimitSection } from './information-limit.js';
+import { benchInformationLimit, formatInformationLimitSection, benchBlindBound, formatBlindBoundSection } from './information-limit.js';
 import { benchWorkerCrash, formatWorkerCrashSection } from './worker-crash.js';
 import { benchMetricsLag, formatMetricsLagSection } from './metrics-lag.js';
 import { benchColdStart, formatColdStartSection } from './cold-start.js';
@@ -101,6 +101,10 @@ if (!only || only === 'forecast') {
 if (!only || only === 'information-limit') {
   // Evidence, not a target: how much of the hold-out gap no controller could close.
   lines.push(formatInformationLimitSection(benchInformationLimit()));
+}
+if (!only || only === 'blind-bound') {
+  // Evidence, not a target: how much of the hold-out gap no controller could close before its first window.
+  lines.push(formatBlindBoundSection(benchBlindBound()));
 }
 if (!only || only === 'metrics-lag') {
   // Evidence, not a target: what a CloudWatch-like lag costs the controller (about a minute).

@@ -32,7 +32,9 @@
 import { drawScenario, delayShapeOf, highestBaseline, DELAY_MEDIAN_RANGES } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
-import { createInformedOracleStrategy } from './strategies/informed-oracle.js';
+import { createInformedOracleStrategy, knownScenario } from './strategies/informed-oracle.js';
+import { binKernel } from '../shared/pacing/wake-up-model.js';
+import { maximise } from './linear-program.js';
 import { createPacer } from './strategies/pacer.js';
 import { createWorld } from './world.js';
 
@@ -287,4 +289,105 @@ function pushLoad({ massPerSecond, requestsPerSend }, schedule, length) {
     if (scale > 0) for (let j = 0; j < massPerSecond.length && t + j < length; j++) push[t + j] += scale * massPerSecond[j];
   }
   return push;
+}
+
+/**
+ * The blind bound: how fast any controller can finish w while its blind sends stay safe on a
+ * twin. No metrics window that shows a campaign's wake-ups can be read before the window's
+ * length plus the lag, so whatever a controller sends before then it sends the same in w and
+ * in every twin with the same gateway and baseline (the gain, fast and late twins), however it
+ * is built. Those sends' load on the twin must then stay within the twin's room by themselves:
+ * the sends after it can be stopped, those before it cannot. The smallest number of bins that
+ * sends all of w's audience within w's room (the oracle's program, sim/oracle-planner.js) and
+ * also keeps the twin's load from the blind bins within the twin's room is a lower bound on the
+ * time of every such controller. `room`: 'slo' is the twin's SLO capacity as the oracle plans
+ * with it (its windows would go over the SLO); 'throughput' its full-CPU throughput (its queue
+ * would grow without bound for the bin: requests time out).
+ *
+ * Conservative on the controller's side: bins only partly blind are not constrained, the last
+ * bin counts from its start, and rows past `maxRows` bins (the kernel's far tail) are dropped.
+ * A world can be limited only if T* < blind/(stretch − 1): waiting out the blind time and then
+ * sending the oracle's schedule is always possible, so longer campaigns are not computed.
+ * @param {string} family
+ * @param {number} seed
+ * @param {{ twin?: 'gain' | 'fast' | 'late' | 'fast+gain', factor?: number, stretches?: number[], room?: 'slo' | 'throughput', maxRows?: number, oracleSeconds?: number }} [options]
+ *   oracleSeconds: the informed oracle's time on w, when already known (it is simulated otherwise)
+ * @returns {{ seed: number, oracleSeconds: number, blindSeconds: number, twinInRange: boolean, plainSeconds: number | null, guardedSeconds: number | null, limited: boolean[] }}
+ */
+export function blindBound(family, seed, { twin = 'gain', factor = 3, stretches = [1.15, 1.4], room = 'throughput', maxRows = 1500, oracleSeconds: simulated } = {}) {
+  const raw = drawScenario(family, seed);
+  const scenario = resolveScenario(raw, raw.name);
+  const oracleSeconds = simulated ?? /** @type {number} */ (simulate(scenario, 'informed-oracle').completionSeconds);
+  const blindSeconds = scenario.metrics.windowSeconds + scenario.metrics.lagSeconds;
+  // 'fast+gain': both at once (sooner, and more), within range for both.
+  const fast = twin === 'fast+gain' ? twinOf(raw, factor, 'fast') : null;
+  const twinRaw = twin === 'fast+gain' ? fast && twinOf(fast, factor, 'gain') : twinOf(raw, factor, twin);
+  const none = { seed, oracleSeconds, blindSeconds, twinInRange: twinRaw !== null, plainSeconds: null, guardedSeconds: null, limited: stretches.map(() => false) };
+  if (!twinRaw || oracleSeconds * (Math.max(...stretches) - 1) >= blindSeconds) return none;
+  const known = knownScenario(scenario, 0);
+  const world = createWorld(known);
+  const twinScenario = knownScenario(resolveScenario(twinRaw, twinRaw.name), 0);
+  const twinWorld = createWorld(twinScenario);
+  const { confidence } = scenario.strategies.oracle;
+  const binSeconds = Math.max(1, Math.ceil((Math.max(...stretches) * oracleSeconds) / 60));
+  const blindBins = Math.floor(blindSeconds / binSeconds);
+  /** Room per bin in sends at one world's requests per send. @param {import('./world.js').World} w @param {(t: number) => number} capacity */
+  const roomOf = (w, capacity) => (/** @type {number} */ j) => {
+    let least = Infinity;
+    for (let t = j * binSeconds; t < (j + 1) * binSeconds; t++) least = Math.min(least, capacity(t) - w.baselineAt(t));
+    return (Math.max(0, least) * binSeconds) / w.requestsPerSend;
+  };
+  const ownRoom = roomOf(world, (t) => world.sloCapacityAt(t, confidence));
+  const twinRoom = roomOf(twinWorld, room === 'slo'
+    ? (t) => twinWorld.sloCapacityAt(t, confidence)
+    : (t) => twinWorld.gatewayModel.capacityRps(twinWorld.capacityFactorAt(t)));
+  const kernel = binKernel(world.massPerSecond, binSeconds);
+  const twinKernel = binKernel(twinWorld.massPerSecond, binSeconds);
+  const perBinMax = scenario.sns.maxRate * binSeconds;
+
+  /** The most n bins can send; guarded: the blind bins also within the twin's room. @param {number} n @param {boolean} guarded */
+  function most(n, guarded) {
+    /** @type {Float64Array[]} */
+    const rows = [];
+    /** @type {number[]} */
+    const bounds = [];
+    for (let j = 0; j < Math.min(n + kernel.length - 1, maxRows); j++) {
+      const row = new Float64Array(n);
+      for (let i = Math.max(0, j - kernel.length + 1); i <= Math.min(j, n - 1); i++) row[i] = kernel[j - i];
+      rows.push(row);
+      bounds.push(ownRoom(j));
+    }
+    const g = guarded ? Math.min(n, blindBins) : 0;
+    for (let j = 0; j < Math.min(g + twinKernel.length - 1, maxRows); j++) {
+      const row = new Float64Array(n);
+      for (let i = Math.max(0, j - twinKernel.length + 1); i <= Math.min(j, g - 1); i++) row[i] = twinKernel[j - i];
+      rows.push(row);
+      bounds.push(twinRoom(j));
+    }
+    for (let i = 0; i < n; i++) {
+      const row = new Float64Array(n);
+      row[i] = 1;
+      rows.push(row);
+      bounds.push(perBinMax);
+    }
+    return maximise({ rows, bounds, objective: new Float64Array(n).fill(1) }).value;
+  }
+  /** The fewest bins that send the audience (most(n) grows with n). @param {boolean} guarded */
+  function fewest(guarded) {
+    let hi = 1;
+    while (most(hi, guarded) < scenario.audience) {
+      hi *= 2;
+      if (hi * binSeconds > 4 * Math.max(...stretches) * oracleSeconds + blindSeconds) return Infinity;
+    }
+    let lo = hi / 2;
+    if (hi === 1) return 1;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (most(mid, guarded) >= scenario.audience) hi = mid; else lo = mid;
+    }
+    return hi;
+  }
+  const plainSeconds = (fewest(false) - 1) * binSeconds;
+  const guardedSeconds = (fewest(true) - 1) * binSeconds;
+  return { ...none, plainSeconds, guardedSeconds, limited: stretches.map((s) => guardedSeconds > s * oracleSeconds) };
 }

@@ -10,7 +10,7 @@ import { simulate } from '../../sim/simulate.js';
 import { createWorld } from '../../sim/world.js';
 import { delayCdf } from '../../sim/delay-kernel.js';
 import { learningTimes, knownScenario } from '../../sim/strategies/informed-oracle.js';
-import { informationLimit, LATENCY_RESOLUTION } from '../../sim/information-limit.js';
+import { informationLimit, blindBound, LATENCY_RESOLUTION } from '../../sim/information-limit.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -182,6 +182,33 @@ test('a gain twin past one parameter\'s range splits the factor: requests per op
   assert.ok(split.cases[0].twinOracleSeconds >= split.oracleSeconds - 1, `twin ${split.cases[0].twinOracleSeconds} s, world ${split.oracleSeconds} s`);
   // × 30 needs 47.8% open even with 30 requests: out of range.
   assert.equal(informationLimit('small', seed, { stretches: [1.4], twins: ['gain'], factor: 30 }).cases[0].twinOracleSeconds, null);
+});
+
+test('the blind bound: sends made before any window can show their wake-ups must be safe on a twin too, which can make a short campaign slower for any controller', () => {
+  // Tuning seed 11's exponential/1099343143: 758,693 devices, users opening at a median of
+  // 14 minutes, 105 s of metrics lag; the informed oracle sends them all in 28 s. Their twin
+  // opening 3 × sooner (as likely a draw) would be overloaded past its throughput by any
+  // schedule that fast, and nothing tells the two apart for 115 s.
+  const blind = blindBound('exponential', 1099343143, { twin: 'fast', factor: 3, room: 'throughput' });
+  assert.equal(blind.blindSeconds, 115);
+  assert.ok(blind.twinInRange);
+  const plain = /** @type {number} */ (blind.plainSeconds);
+  const guarded = /** @type {number} */ (blind.guardedSeconds);
+  // The program without the twin is no slower than the simulated oracle (its finer bins), and the twin only slows it.
+  assert.ok(plain <= blind.oracleSeconds, `plain ${plain} s, oracle ${blind.oracleSeconds} s`);
+  assert.ok(guarded > 1.4 * blind.oracleSeconds, `guarded ${guarded} s, oracle ${blind.oracleSeconds} s`);
+  assert.deepEqual(blind.limited, [true, true]);
+  // A small campaign (13,568 devices, users opening at a median of 8 minutes) whose whole wake-up
+  // load also fits its × 3 twin: the twin costs nothing.
+  const small = blindBound('small', 1505658763, { twin: 'gain', factor: 3, room: 'slo' });
+  assert.ok(small.twinInRange);
+  assert.equal(small.guardedSeconds, small.plainSeconds);
+  assert.deepEqual(small.limited, [false, false]);
+  // A campaign longer than the blind time over (stretch − 1) is not computed: waiting out the
+  // blind time and then sending the oracle's schedule is always within the stretch.
+  const long = blindBound('lognormal', 2505856510, { twin: 'gain', factor: 3, oracleSeconds: 821 });
+  assert.equal(long.guardedSeconds, null);
+  assert.deepEqual(long.limited, [false, false]);
 });
 
 test('the baseline twin: more users nobody pushed, within the drawn range; a request rate tells it apart in the first window, a latency-only source only through the p95', () => {
