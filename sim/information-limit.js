@@ -300,7 +300,9 @@ function pushLoad({ massPerSecond, requestsPerSend }, schedule, length) {
  * the sends after it can be stopped, those before it cannot. The smallest number of bins that
  * sends all of w's audience within w's room (the oracle's program, sim/oracle-planner.js) and
  * also keeps the twin's load from the blind bins within the twin's room is a lower bound on the
- * time of every such controller. `room`: 'slo' is the twin's SLO capacity as the oracle plans
+ * time of every controller that keeps w within the oracle's room and the twin within `room`
+ * (in the limited worlds it is the blind time itself, give or take a bin: the twin alone binds).
+ * `room`: 'slo' is the twin's SLO capacity as the oracle plans
  * with it (its windows would go over the SLO); 'throughput' its full-CPU throughput (its queue
  * would grow without bound for the bin: requests time out).
  *
