@@ -301,7 +301,8 @@ function pushLoad({ massPerSecond, requestsPerSend }, schedule, length) {
  * sends all of w's audience within w's room (the oracle's program, sim/oracle-planner.js) and
  * also keeps the twin's load from the blind bins within the twin's room is a lower bound on the
  * time of every controller that keeps w within the oracle's room and the twin within `room`
- * (in the limited worlds it is the blind time itself, give or take a bin: the twin alone binds).
+ * (in the limited worlds of tuning seed 11 it lies at 1.0-1.5 × the blind time: what the blind
+ * bins could not send must then fit w's own room).
  * `room`: 'slo' is the twin's SLO capacity as the oracle plans
  * with it (its windows would go over the SLO); 'throughput' its full-CPU throughput (its queue
  * would grow without bound for the bin: requests time out).
