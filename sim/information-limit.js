@@ -35,6 +35,7 @@ import { simulate } from './simulate.js';
 import { createInformedOracleStrategy, knownScenario } from './strategies/informed-oracle.js';
 import { binKernel } from '../shared/pacing/wake-up-model.js';
 import { maximise } from './linear-program.js';
+import { loadRows } from './oracle-planner.js';
 import { createPacer } from './strategies/pacer.js';
 import { createWorld } from './world.js';
 
@@ -350,23 +351,12 @@ export function blindBound(family, seed, { twin = 'gain', factor = 3, stretches 
 
   /** The most n bins can send; guarded: the blind bins also within the twin's room. @param {number} n @param {boolean} guarded */
   function most(n, guarded) {
-    /** @type {Float64Array[]} */
-    const rows = [];
-    /** @type {number[]} */
-    const bounds = [];
-    for (let j = 0; j < Math.min(n + kernel.length - 1, maxRows); j++) {
-      const row = new Float64Array(n);
-      for (let i = Math.max(0, j - kernel.length + 1); i <= Math.min(j, n - 1); i++) row[i] = kernel[j - i];
-      rows.push(row);
-      bounds.push(ownRoom(j));
-    }
+    const rows = loadRows(kernel, n, Math.min(n + kernel.length - 1, maxRows));
+    const bounds = rows.map((_, j) => ownRoom(j));
     const g = guarded ? Math.min(n, blindBins) : 0;
-    for (let j = 0; j < Math.min(g + twinKernel.length - 1, maxRows); j++) {
-      const row = new Float64Array(n);
-      for (let i = Math.max(0, j - twinKernel.length + 1); i <= Math.min(j, g - 1); i++) row[i] = twinKernel[j - i];
-      rows.push(row);
-      bounds.push(twinRoom(j));
-    }
+    const twinRows = loadRows(twinKernel, n, Math.min(g + twinKernel.length - 1, maxRows), g);
+    rows.push(...twinRows);
+    bounds.push(...twinRows.map((_, j) => twinRoom(j)));
     for (let i = 0; i < n; i++) {
       const row = new Float64Array(n);
       row[i] = 1;

@@ -91,16 +91,8 @@ export function planOracle(scenario, world, { knowsEnd = true, fromSeconds = 0, 
    * @param {number} n
    */
   function most(n) {
-    const rowsCount = n + kernel.length - 1;
-    /** @type {Float64Array[]} */
-    const rows = [];
-    const bounds = [];
-    for (let j = 0; j < rowsCount; j++) {
-      const row = new Float64Array(n);
-      for (let i = Math.max(0, j - kernel.length + 1); i <= Math.min(j, n - 1); i++) row[i] = kernel[j - i];
-      rows.push(row);
-      bounds.push(knowsEnd || j < n ? room(j) : room(j) * Math.max(0, 1 - (j - n < kernel.length ? cumulative[j - n] : 1)));
-    }
+    const rows = loadRows(kernel, n, n + kernel.length - 1);
+    const bounds = rows.map((_, j) => (knowsEnd || j < n ? room(j) : room(j) * Math.max(0, 1 - (j - n < kernel.length ? cumulative[j - n] : 1))));
     const objective = new Float64Array(n).fill(1);
     // SNS's limit is rarely binding; add it only for bins that exceed it, then solve again.
     /** @type {Set<number>} */
@@ -156,4 +148,24 @@ export function planOracle(scenario, world, { knowsEnd = true, fromSeconds = 0, 
     excess -= cut;
   }
   return { binSeconds, sendsPerBin, completionBins: /** @type {number} */ (hi) };
+}
+
+/**
+ * The program's load rows: row j is the load in bin j, in sends-equivalents, of sends x_i in
+ * the first `sending` of n bins, Σ_i κ(j − i)·x_i, for bins 0 … count − 1.
+ * @param {Float64Array} kernel  κ on the bin grid
+ * @param {number} n        variables (bins that may send)
+ * @param {number} count    rows
+ * @param {number} [sending]  only the first this many bins' sends count (default all n)
+ * @returns {Float64Array[]}
+ */
+export function loadRows(kernel, n, count, sending = n) {
+  /** @type {Float64Array[]} */
+  const rows = [];
+  for (let j = 0; j < count; j++) {
+    const row = new Float64Array(n);
+    for (let i = Math.max(0, j - kernel.length + 1); i <= Math.min(j, sending - 1); i++) row[i] = kernel[j - i];
+    rows.push(row);
+  }
+  return rows;
 }
