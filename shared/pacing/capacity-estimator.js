@@ -404,8 +404,6 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     update,
     loadAtLatency,
     get capacity() { return capacity; },
-    /** One window's relative p95 noise as measured from window to window (not floored at latencyNoise). */
-    get measuredNoise() { return measuredNoise(); },
     /** What the plan may fill: the estimate, or less while the prior is on trial, or on a jumpy gateway the last minute's lowest. */
     get planned() { return Math.min(capacity, trial, lowest()); },
     snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, baseRequests: baseTrusted ? BASE_REQUESTS : Math.min(BASE_REQUESTS, requestsOf(baseWindows)), observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }

@@ -74,7 +74,6 @@ import { InputError } from '../errors.js';
  * @property {number} rpsNoise          measured rps dispersion beyond Poisson, as a share
  * @property {number} excessNoiseWeight the share of the load noise the filters do not explain (measured from their innovations) that the plan keeps room for, as baseline variance (0: none)
  * @property {number} filterNoiseWeight the share of that excess noise the filters count as measurement noise, so that one noisy window moves no estimate far (0: none)
- * @property {number} latencyRampGrowth  with a latency-only source, while the p95 stays at its floor, the plan may send at this multiple of the last step's rate, a step per wake-up time (latency-ramp.js; 0: off)
  * @property {number} latencyNoise      the least dispersion of a window's p95, as a share (more is measured from the windows): with a latency-only source it sets how much one window's load, read off the latency curve, is trusted
  *
  * Timing
@@ -152,7 +151,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   excessNoiseWeight: 0.3,
   filterNoiseWeight: 1,
   latencyNoise: 0.15,
-  latencyRampGrowth: 0,
 
   binMs: 10_000,
   metricsWindowMs: 10_000,

@@ -13,11 +13,10 @@
 //  4. applies the guards: cut at once on errors or p99, no second cut within one open
 //     delay, decay to a safe rate when metrics are stale, and the min/max bounds.
 import { resolveControllerOptions } from './controller-options.js';
-import { medianRequestDelayMs, requestDelayQuantileMs } from './wake-up-model.js';
+import { medianRequestDelayMs } from './wake-up-model.js';
 import { createModelBank } from './model-bank.js';
 import { createCapacityEstimator } from './capacity-estimator.js';
 import { createMissFeedback } from './miss-feedback.js';
-import { createLatencyRamp } from './latency-ramp.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
@@ -38,10 +37,9 @@ import { createLatencyRamp } from './latency-ramp.js';
  */
 
 /**
- * @typedef {'plan' | 'plan-latency-only' | 'latency-ramp' | 'cold-start' | 'whole-campaign' | 'max-rate' | 'min-rate' | 'error-cut' | 'latency-cut' | 'cut-hold' | 'stale'} RateReason
+ * @typedef {'plan' | 'plan-latency-only' | 'cold-start' | 'whole-campaign' | 'max-rate' | 'min-rate' | 'error-cut' | 'latency-cut' | 'cut-hold' | 'stale'} RateReason
  *   plan: the model's rate; plan-latency-only: the same, with the load read off the latency
- *   curve (the source has no request rate); latency-ramp: the same source, its p95 at the floor
- *   before and since the campaign began, ramping up in steps (latency-ramp.js); cold-start: no metrics yet, but the campaign's
+ *   curve (the source has no request rate); cold-start: no metrics yet, but the campaign's
  *   whole wake-up load fits well inside the prior capacity; whole-campaign: a campaign not
  *   yet started whose whole wake-up load the plan fits under the capacity at the SLO
  *   (sloCapacityRatio); max-rate/min-rate: a bound;
@@ -112,12 +110,6 @@ export function createInspectableController(options) {
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
-  const ramp = createLatencyRamp({
-    growth: o.latencyRampGrowth,
-    firstRate: (o.coldStartShare * o.capacityRps) / bank.priorUpperGain,
-    stepMs: requestDelayQuantileMs(bank.nominalMassPerSecond, RAMP_ARRIVED) + o.metricsWindowMs + o.metricsLagMs,
-    sloMs: o.sloP95Ms
-  });
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
 
@@ -199,7 +191,6 @@ export function createInspectableController(options) {
         priorRequestsPerSendSd: startPrior?.requestsPerSendSd ?? learned.requestsPerSendSd
       };
       bank.resetGain(gainPrior ?? undefined);
-      ramp.reset();
       gainIsPrior = true;
       sendsSinceReset = 0;
       firstSendAt = null;
@@ -257,10 +248,6 @@ export function createInspectableController(options) {
       }
     }
 
-    if (gateway ? gateway.rps === null : latencyOnly) {
-      ramp.update({ now, sent, p95Ms: gateway ? gateway.p95Ms : null, noise: Math.max(RAMP_NOISE_FLOOR, capacity.measuredNoise), campaign: sendsSinceReset > 0 });
-    }
-
     // 3. The plan. With the capacity at the SLO known, the plan keeps at most sloMargin of it
     // free: where the latency curve is flat near the setpoint, 0.8 × the SLO in latency is
     // half the capacity at the SLO in load, and a gateway whose baseline sits near the
@@ -294,7 +281,6 @@ export function createInspectableController(options) {
     let decision = whole
       ? { rate: Math.max(planned, remaining / (interval / 1000)), reason: 'whole-campaign' }
       : { rate: planned, reason: latencyOnly ? 'plan-latency-only' : 'plan' };
-    if (latencyOnly && !whole && ramp.rate > decision.rate) decision = { rate: ramp.rate, reason: 'latency-ramp' };
     if (cap < decision.rate || cutNow) decision = { rate: Math.min(cap, decision.rate), reason: cutNow ?? 'cut-hold' };
     const isStale = lastGatewayAt === null || now - lastGatewayAt > o.staleAfterMs;
     if (isStale) {
@@ -337,7 +323,6 @@ export function createInspectableController(options) {
         ...bank.snapshot(),
         ...capacity.snapshot(),
         ...misses.snapshot(),
-        ...ramp.snapshot(),
         planned: lastPlan,
         cap,
         holdUntil,
@@ -354,11 +339,6 @@ export function createInspectableController(options) {
     }
   };
 }
-
-/** The share of a send's requests arrived by the end of one ramp step (latency-ramp.js). */
-const RAMP_ARRIVED = 0.8;
-/** The least relative p95 noise the ramp's test for a rise assumes. */
-const RAMP_NOISE_FLOOR = 0.01;
 
 /**
  * A gateway sample the controller can use: every field a finite number, but `rps` may be

@@ -230,9 +230,6 @@ export function createModelBank(o) {
     return Math.max(SHAPE_PRIOR_FLOOR, -0.5 * shape.weight * distance2);
   }
 
-  /** The prior's upper bound of requests per send. */
-  const priorUpperGain = o.openProbability * o.requestsPerOpen * o.priorUncertainty;
-
   /** The chance of overload the plan accepts, for the mixture of members. */
   const alpha = 1 - normalCdf(o.confidence);
   /** Bins sent at the planned rate before a capacity loss shows in the metrics. */
@@ -297,9 +294,10 @@ export function createModelBank(o) {
    * @param {number} count
    */
   function coldStartLoad(count) {
+    const upperGain = o.openProbability * o.requestsPerOpen * o.priorUncertainty;
     let peak = 0;
     for (const m of models) for (const k of m.member.kernel) peak = Math.max(peak, k);
-    return (priorUpperGain * count * peak) / (o.binMs / 1000);
+    return (upperGain * count * peak) / (o.binMs / 1000);
   }
 
   /**
@@ -329,7 +327,6 @@ export function createModelBank(o) {
     plan,
     best,
     coldStartLoad,
-    priorUpperGain,
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,
     get initialised() { return nominal.initialised; },

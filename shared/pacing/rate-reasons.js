@@ -7,7 +7,6 @@
 export const RATE_REASON_WORDS = Object.freeze({
   plan: 'Following the plan: the rate the gateway\'s measured headroom allows.',
   'plan-latency-only': 'Following the plan, with the gateway load read off its latency (the probe cannot see its request rate).',
-  'latency-ramp': 'Ramping up: the gateway\'s latency has stayed at its floor, which a probe cannot read a load from, so the rate grows in steps until the latency shows it.',
   'cold-start': 'Cold start: no gateway readings yet, and the whole campaign is small enough to go out at once.',
   'whole-campaign': 'Whole campaign at once: it has not started, and its whole predicted wake-up load fits under the gateway\'s capacity at the SLO.',
   'max-rate': 'At the configured maximum rate (PACING_MAX_RATE): the gateway could take more.',

@@ -171,19 +171,10 @@ export function cumulativeKernel(kernel) {
  * @param {Float64Array} massPerSecond
  */
 export function medianRequestDelayMs(massPerSecond) {
-  return requestDelayQuantileMs(massPerSecond, 0.5);
-}
-
-/**
- * The delay by which a share q of a send's requests has arrived, in whole seconds.
- * @param {Float64Array} massPerSecond
- * @param {number} q  0 < q ≤ 1
- */
-export function requestDelayQuantileMs(massPerSecond, q) {
   let sum = 0;
   for (let i = 0; i < massPerSecond.length; i++) {
     sum += massPerSecond[i];
-    if (sum >= q) return (i + 1) * 1000;
+    if (sum >= 0.5) return (i + 1) * 1000;
   }
   return massPerSecond.length * 1000;
 }
