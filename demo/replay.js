@@ -6,8 +6,10 @@
 // with the bank member whose plan was the lowest, and a summary line. It answers "why did
 // the governor decide that?" and "what would this option have decided instead?" without a
 // run on the real stack; open loop, a changed decision does not change what the gateway did
-// next. The summaries record no tick's exact length, so a replay differs from the run by up
-// to a few tenths of a send per second.
+// next. The summaries record no tick's exact length, so a replay can differ from the run by
+// about a send per second (the real-gateway bench's runs of 2026-11-30: 0.24 and 1.2 at most).
+// A summary holds the demo's own settings, not PACING_* variables the caller's environment
+// added to the run: give those in --options.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/index.js';
@@ -57,11 +59,23 @@ export function replayDecisions(summary, changes) {
 
 const USAGE = 'usage: node demo/replay.js SUMMARY.json [--options JSON] [--from S] [--to S]';
 
+/** --options: a JSON object of controller options. @param {string} text */
+function parseOptions(text) {
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new RangeError(`--options must be a JSON object of controller options: ${/** @type {Error} */ (error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new RangeError('--options must be a JSON object of controller options, such as \'{"setpointRatio":0.5}\'');
+  return parsed;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const { values, positionals } = parseArgs({ allowPositionals: true, options: { options: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } } });
     if (positionals.length !== 1) throw new RangeError(USAGE);
-    const changes = values.options === undefined ? {} : JSON.parse(values.options);
+    const changes = values.options === undefined ? {} : parseOptions(values.options);
     const summary = JSON.parse(await readFile(positionals[0], 'utf8'));
     const rows = replayDecisions(summary, changes);
     const from = Number(values.from ?? -Infinity);
