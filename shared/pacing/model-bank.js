@@ -344,18 +344,21 @@ export function createModelBank(o) {
         excessNoiseRps: Math.sqrt(excessNoise()),
         maxUnitLoad: top.lastMaxUnitLoad,
         uncertaintyRps: loadBoundOf(estimate, top.lastMaxUnitLoad, o.confidence) - loadBoundOf(estimate, top.lastMaxUnitLoad, 0),
-        members: models.map((m) => ({
-          shape: m.member.label,
-          medianFactor: m.member.medianFactor,
-          sigmaFactor: m.member.sigmaFactor,
-          requestsPerSend: m.member.estimate().gain,
-          requestsPerSendSd: Math.sqrt(m.member.estimate().paa),
-          logLikelihood: score(m) - score(top),
-          z: m.z,
-          baseline: m.member.estimate().baseline,
-          maxUnitLoad: m.lastMaxUnitLoad,
-          plannedRate: m.lastPlan
-        }))
+        members: models.map((m) => {
+          const e = m.member.estimate();
+          return {
+            shape: m.member.label,
+            medianFactor: m.member.medianFactor,
+            sigmaFactor: m.member.sigmaFactor,
+            requestsPerSend: e.gain,
+            requestsPerSendSd: Math.sqrt(e.paa),
+            logLikelihood: score(m) - score(top),
+            z: m.z,
+            baseline: e.baseline,
+            maxUnitLoad: m.lastMaxUnitLoad,
+            plannedRate: m.lastPlan
+          };
+        })
       };
     }
   };
