@@ -15,13 +15,12 @@
 // its filter's innovations, slowly forgotten, each window's term × likelihoodWeight because
 // consecutive windows' errors are correlated); its posterior weight is w_i ∝ e^(ℓ_i). The
 // plan must keep the chance of overload under α = 1 - Φ(z) (z = `confidence`) for the
-// mixture of members: Σ w_i·p_i ≤ α. Splitting α evenly over the k members that count
-// asks each to keep its own overload chance p_i under α'/(k·w_i): it plans at
-// z_i = Φ⁻¹(1 - α'/(k·w_i)) standard deviations, and the lowest plan wins. α' is what the
-// members that no longer count leave of α (each may overload for certain: w_i of it). While
-// the data cannot tell the shapes apart (equal weights) every member plans at z; a member
-// the data make unlikely counts with less and less caution, and once it would plan at its
-// mean, not at all (see weigh()).
+// mixture of members: Σ w_i·p_i ≤ α. Splitting α evenly over the k members (a union bound)
+// asks each member to keep its own overload chance p_i under α/(k·w_i): it plans at
+// z_i = Φ⁻¹(1 - α/(k·w_i)) standard deviations, and the lowest plan wins. While the data
+// cannot tell the shapes apart (equal weights) every member plans at z; a member the data
+// make unlikely counts with less and less caution, and below w_i = 2α/k (0.65% with seven
+// members and z = 2) not at all.
 //
 // Tried and rejected in the simulator (docs/pacing.md has the numbers): following only the
 // most likely member; counting every member within a likelihood ratio of 20 of the best at
@@ -88,8 +87,6 @@ export function createModelBank(o) {
     logLikelihood: shapeLogPrior(member, configuredShape),
     /** Standard deviations this member plans at; null when it does not count. @type {number | null} */
     z: /** @type {number | null} */ (null),
-    /** Its posterior weight w_i. */
-    weight: 0,
     lastMaxUnitLoad: 0,
     lastPlan: 0
   }));
@@ -238,38 +235,15 @@ export function createModelBank(o) {
   /** Bins sent at the planned rate before a capacity loss shows in the metrics. */
   const detectionBins = Math.ceil((o.metricsWindowMs + o.metricsLagMs) / o.binMs);
 
-  /**
-   * Each member's caution z_i from its posterior weight (null: it no longer counts). The
-   * mixture's chance of overload Σ w_i·p_i stays under α: a member that no longer counts may
-   * overload for certain (p_i = 1) and spends w_i of it; the rest, α − Σ w_dropped, is split
-   * evenly over the k' members that count, p_i = (α − Σ w_dropped)/(k'·w_i). The least likely
-   * member stops counting while that split would let it plan at its mean or below (p_i ≥ ½)
-   * and what it spends still fits under α; the likeliest always counts. With equal weights every
-   * member plans at z; once one member holds nearly all the weight it plans at z too. Splitting
-   * α over all k members whether they count or not (the rule before) put a bank that had settled
-   * on one member at Φ⁻¹(1 − α/k), 2.69 for z = 2 and seven members, and let the members it
-   * dropped spend up to 2α/k each, unaccounted (tuning seed 11: median 1.576 → 1.552 × the
-   * informed oracle, p90 7.60 → 7.55, quiet windows over 0.646% → 0.662%; bench/RESULTS.md).
-   */
+  /** Each member's caution z_i from its posterior weight (null: it no longer counts). */
   function weigh() {
     const top = best();
     let sum = 0;
     for (const m of models) sum += Math.exp(score(m) - score(top));
-    for (const m of models) m.weight = Math.exp(score(m) - score(top)) / sum;
-    // The least likely first: each member dropped leaves the others more of α.
-    const counted = models.filter((m) => m !== top).sort((a, b) => a.weight - b.weight);
-    let spent = 0;
-    while (counted.length > 0) {
-      const { weight } = counted[0];
-      if (spent + weight > alpha || (alpha - spent) / ((counted.length + 1) * weight) < 0.5) break;
-      spent += weight;
-      counted.shift();
-    }
-    counted.push(top);
     for (const m of models) {
-      const tail = (alpha - spent) / (counted.length * m.weight);
+      const tail = alpha / (models.length * (Math.exp(score(m) - score(top)) / sum));
       // The likeliest member always counts, at its mean at least (with confidence 0).
-      m.z = !counted.includes(m) ? null : tail < 0.5 ? normalQuantile(1 - tail) : 0;
+      m.z = tail < 0.5 ? normalQuantile(1 - tail) : m === top ? 0 : null;
       if (m.member === learned && m.z !== null && o.responseConfidence !== null) m.z = Math.min(m.z, o.responseConfidence);
     }
   }
