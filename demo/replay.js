@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/index.js';
 import { createInspectableController } from '../shared/pacing/controller.js';
+import { parseControllerOptions } from '../shared/pacing/controller-options.js';
 import { governorEnv, SOURCES } from './settings.js';
 
 /**
@@ -51,31 +52,17 @@ export function replayDecisions(summary, changes) {
   const controller = createInspectableController(replayOptions(summary, changes));
   return summary.decisions.map((d) => {
     const decision = controller.update({ now: d.t * 1000, sent: d.sent, gateway: d.gateway, remaining: d.remaining });
-    const counted = controller.snapshot().members.filter((m) => m.z !== null);
-    const lowest = counted.reduce((a, b) => (b.plannedRate < a.plannedRate ? b : a), counted[0]);
-    return { t: d.t, loggedRate: d.rate, loggedReason: d.reason, rate: decision.rate, reason: decision.reason, p95Ms: d.gateway?.p95Ms ?? null, binding: lowest?.shape ?? null };
+    return { t: d.t, loggedRate: d.rate, loggedReason: d.reason, rate: decision.rate, reason: decision.reason, p95Ms: d.gateway?.p95Ms ?? null, binding: controller.snapshot().binding?.shape ?? null };
   });
 }
 
 const USAGE = 'usage: node demo/replay.js SUMMARY.json [--options JSON] [--from S] [--to S]';
 
-/** --options: a JSON object of controller options. @param {string} text */
-function parseOptions(text) {
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new RangeError(`--options must be a JSON object of controller options: ${/** @type {Error} */ (error).message}`);
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new RangeError('--options must be a JSON object of controller options, such as \'{"setpointRatio":0.5}\'');
-  return parsed;
-}
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const { values, positionals } = parseArgs({ allowPositionals: true, options: { options: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } } });
     if (positionals.length !== 1) throw new RangeError(USAGE);
-    const changes = values.options === undefined ? {} : parseOptions(values.options);
+    const changes = values.options === undefined ? {} : parseControllerOptions(values.options);
     const summary = JSON.parse(await readFile(positionals[0], 'utf8'));
     const rows = replayDecisions(summary, changes);
     const from = Number(values.from ?? -Infinity);

@@ -23,7 +23,8 @@ import { worldSeed, drawScenario, FAMILY_NAMES, OPERATOR_SETPOINT_RATIO } from '
 import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
 import { delayQuantileSeconds } from './delay-kernel.js';
 import { createGatewayModel } from './gateway-model.js';
-import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
+import { CONTROLLER_DEFAULTS, parseControllerOptions } from '../shared/pacing/controller-options.js';
+import { InputError } from '../shared/errors.js';
 
 /** What --knows can tell the controller. */
 export const KNOWLEDGE = Object.freeze(['wake-up', 'gateway', 'request-rate']);
@@ -34,7 +35,7 @@ const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
 
 /**
- * @param {{ seed: number, options?: Record<string, number>, count?: number, families?: readonly string[], knows?: readonly string[], cacheDir?: URL }} args
+ * @param {{ seed: number, options?: Partial<import('../shared/pacing/controller-options.js').ControllerOptions>, count?: number, families?: readonly string[], knows?: readonly string[], cacheDir?: URL }} args
  */
 export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], cacheDir = CACHE_DIR }) {
   for (const k of knows) if (!KNOWLEDGE.includes(k)) throw new RangeError(`--knows ${k}: known are ${KNOWLEDGE.join(', ')}`);
@@ -115,12 +116,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}]`);
     process.exit(2);
   }
-  const options = JSON.parse(values.options);
   let summary;
+  let options;
   try {
+    options = parseControllerOptions(values.options);
     ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [] }));
   } catch (err) {
-    if (!(err instanceof RangeError)) throw err;
+    if (!(err instanceof RangeError || err instanceof InputError)) throw err;
     console.error(`tune: ${err.message}`);
     process.exit(2);
   }

@@ -204,3 +204,27 @@ export function resolveControllerOptions(options = {}) {
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);
   return Object.freeze(o);
 }
+
+/**
+ * Controller options given on a command line as JSON (`--options '{"sloMargin":0.1}'` of
+ * sim/tune.js, sim/trace-world.js, demo/replay.js): an object whose every key is an option
+ * and every value a finite number ≥ 0 (or null where the option may be). The whole set is
+ * checked again when a controller is built from it with the rest of its options.
+ * @param {string} text
+ * @returns {Partial<ControllerOptions>}
+ */
+export function parseControllerOptions(text) {
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`--options must be a JSON object of controller options: ${/** @type {Error} */ (error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InputError('--options must be a JSON object of controller options, such as \'{"setpointRatio":0.5}\'');
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(key in CONTROLLER_DEFAULTS)) throw new InputError(`--options: controller option ${key} is unknown; known: ${Object.keys(CONTROLLER_DEFAULTS).join(', ')}`);
+    if (value === null && NULLABLE.has(key)) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InputError(`--options: controller option ${key} must be a finite number ≥ 0, got ${JSON.stringify(value)}`);
+  }
+  return parsed;
+}

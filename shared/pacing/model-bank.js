@@ -334,6 +334,22 @@ export function createModelBank(o) {
     snapshot() {
       const top = best();
       const estimate = top.member.estimate();
+      const members = models.map((m) => {
+        const e = m.member.estimate();
+        return {
+          shape: m.member.label,
+          medianFactor: m.member.medianFactor,
+          sigmaFactor: m.member.sigmaFactor,
+          requestsPerSend: e.gain,
+          requestsPerSendSd: Math.sqrt(e.paa),
+          logLikelihood: score(m) - score(top),
+          z: m.z,
+          baseline: e.baseline,
+          maxUnitLoad: m.lastMaxUnitLoad,
+          plannedRate: m.lastPlan
+        };
+      });
+      const counted = members.filter((m) => m.z !== null);
       return {
         ...top.member.snapshot(),
         shape: top.member.label,
@@ -344,21 +360,9 @@ export function createModelBank(o) {
         excessNoiseRps: Math.sqrt(excessNoise()),
         maxUnitLoad: top.lastMaxUnitLoad,
         uncertaintyRps: loadBoundOf(estimate, top.lastMaxUnitLoad, o.confidence) - loadBoundOf(estimate, top.lastMaxUnitLoad, 0),
-        members: models.map((m) => {
-          const e = m.member.estimate();
-          return {
-            shape: m.member.label,
-            medianFactor: m.member.medianFactor,
-            sigmaFactor: m.member.sigmaFactor,
-            requestsPerSend: e.gain,
-            requestsPerSendSd: Math.sqrt(e.paa),
-            logLikelihood: score(m) - score(top),
-            z: m.z,
-            baseline: e.baseline,
-            maxUnitLoad: m.lastMaxUnitLoad,
-            plannedRate: m.lastPlan
-          };
-        })
+        members,
+        /** The member that still counts whose plan was the lowest: the one that set the last plan (null before any plan). */
+        binding: counted.length === 0 ? null : counted.reduce((a, b) => (b.plannedRate < a.plannedRate ? b : a))
       };
     }
   };

@@ -7,6 +7,14 @@ import { CONTROLLER_DEFAULTS } from '../../shared/pacing/controller-options.js';
 import { createPacer } from './pacer.js';
 
 /** @typedef {import('./strategy.js').Strategy} Strategy */
+/**
+ * @typedef {object} AdaptiveDecision  one control interval, as sim/trace-world.js prints it
+ * @property {number} t            s of simulated time
+ * @property {number} remaining    devices not yet sent
+ * @property {import('../../shared/types.js').GatewaySample | null} gateway  the window the controller read (null: none)
+ * @property {{ rate: number, reason: string }} decision
+ * @property {ReturnType<ReturnType<typeof createInspectableController>['snapshot']>} snapshot  its estimates after deciding
+ */
 
 /**
  * The controller's options for a scenario: the SLO, metrics timing and SNS limit come from
@@ -27,11 +35,13 @@ export function adaptiveControllerOptions(scenario) {
 /**
  * @param {import('../scenario.js').Scenario} scenario
  * @param {unknown} [_world]  unused: the controller knows only what it observes
- * @param {{ tellsRemaining?: boolean }} [options]  tellsRemaining false: the controller is not told the
- *   devices still to send, as with a governor that cannot read them (a reference for bench/pacing.js)
+ * @param {{ tellsRemaining?: boolean, onDecision?: (decision: AdaptiveDecision) => void }} [options]
+ *   tellsRemaining false: the controller is not told the devices still to send, as with a
+ *   governor that cannot read them (a reference for bench/pacing.js); onDecision: called with
+ *   each decision and everything the controller knew then (sim/trace-world.js)
  * @returns {Strategy}
  */
-export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true } = {}) {
+export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true, onDecision } = {}) {
   const interval = scenario.strategies.adaptive.controlIntervalSeconds;
   const controller = createInspectableController(adaptiveControllerOptions(scenario));
   const pacer = createPacer();
@@ -51,10 +61,12 @@ export function createAdaptiveStrategy(scenario, _world, { tellsRemaining = true
     snapshot: () => controller.snapshot(),
     sendsAt({ t, remaining, snsMax, observe }) {
       if (((t % interval) + interval) % interval === 0) {
-        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway: observe(), remaining: tellsRemaining ? remaining : null, untilNextMs: interval * 1000 });
+        const gateway = observe();
+        const decision = controller.update({ now: t * 1000, sent: sentSinceUpdate, gateway, remaining: tellsRemaining ? remaining : null, untilNextMs: interval * 1000 });
         sentSinceUpdate = 0;
         rate = decision.rate;
         const s = controller.snapshot();
+        onDecision?.({ t, remaining, gateway, decision, snapshot: s });
         if (t - lastSendT < idleResetSeconds - interval) learned = s;
         trace.push({ t, rate, reason: decision.reason, capacity: s.capacity, baseline: s.baseline, requestsPerSend: s.requestsPerSend, requestsPerSendSd: s.requestsPerSendSd, maxUnitLoad: s.maxUnitLoad, uncertaintyRps: s.uncertaintyRps, models: s.plausibleModels, shape: `${s.medianFactor.toFixed(2)}/${s.sigmaFactor.toFixed(2)}`, capacityTrial: s.capacityTrial });
       }
