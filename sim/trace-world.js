@@ -83,7 +83,7 @@ export function formatDecision({ t, remaining, gateway, decision, snapshot: s })
   const member = b === null
     ? 'no member plans yet'
     : `${b.shape} z ${n(b.z, 2)} ${n(b.requestsPerSend, 3)} ± ${n(b.requestsPerSendSd, 3)} per send, baseline ${n(b.baseline)}, X* ${n(b.maxUnitLoad)}, plan ${n(b.plannedRate)}/s`;
-  return `${n(t).padStart(6)} ${n(decision.rate, 1).padStart(8)}/s ${decision.reason.padEnd(17)} left ${String(remaining).padStart(8)} | p95 ${n(gateway?.p95Ms).padStart(5)} rps ${n(gateway?.rps).padStart(6)} | capacity ${n(s.capacity)} (plan fills ${n(Math.min(s.capacity, s.capacityTrial, s.capacityEnvelope) * s.missTrim)}) | ${member} | likeliest ${s.shape}`;
+  return `${n(t).padStart(6)} ${n(decision.rate, 1).padStart(8)}/s ${decision.reason.padEnd(17)} left ${String(remaining).padStart(8)} | p95 ${n(gateway?.p95Ms).padStart(5)} rps ${n(gateway?.rps).padStart(6)} | capacity ${n(s.capacity)} (plan fills ${n(s.plannedCapacityRps)}) | ${member} | likeliest ${s.shape}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -324,6 +324,8 @@ export function createInspectableController(options) {
         ...capacity.snapshot(),
         ...misses.snapshot(),
         planned: lastPlan,
+        /** The capacity the plan fills: the estimate, or less during the prior's trial or on a jumpy gateway, × the miss trim. */
+        plannedCapacityRps: capacity.planned * misses.trim,
         cap,
         holdUntil,
         holdMs,
