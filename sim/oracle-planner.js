@@ -44,11 +44,13 @@ import { maximise } from './linear-program.js';
  *   bin i covers seconds fromSeconds + i·binSeconds onwards
  */
 export function planOracle(scenario, world, { knowsEnd = true, fromSeconds = 0, audience = scenario.audience, committedLoad } = {}) {
-  const { confidence } = scenario.strategies.oracle;
+  const { confidence, dropConfidence } = scenario.strategies.oracle;
   const a = world.requestsPerSend;
   const horizon = scenario.maxSeconds - fromSeconds;
+  /** The margin at second t: a drop's own while the capacity, as this world knows it, is down. @param {number} t */
+  const marginAt = (t) => (dropConfidence !== null && world.capacityFactorAt(t) < 1 ? dropConfidence : confidence);
   /** The room for push traffic at second t, requests/s. @param {number} t */
-  const roomAt = (t) => world.sloCapacityAt(t, confidence) - world.baselineAt(t) - (committedLoad ? committedLoad(t) : 0);
+  const roomAt = (t) => world.sloCapacityAt(t, marginAt(t)) - world.baselineAt(t) - (committedLoad ? committedLoad(t) : 0);
   // The steady room for push traffic over the first hour, in sends per second: a first
   // guess of how long the campaign takes. If the first hour has none (a known drop below
   // the baseline), the average over the whole horizon.

@@ -57,7 +57,7 @@ import { InputError } from '../shared/errors.js';
  * @property {{ batchSize: number, pauseSeconds: number }} batches
  * @property {{ rate: number }} static
  * @property {{ controlIntervalSeconds: number, controller: Partial<import('../shared/pacing/controller-options.js').ControllerOptions> }} adaptive
- * @property {{ binSeconds: number, confidence: number }} oracle
+ * @property {{ binSeconds: number, confidence: number, dropConfidence: number | null }} oracle  confidence: the oracles' margin at full capacity; dropConfidence: while the capacity is below it (null: the same)
  */
 
 /** How requests queue at the gateway (sim/gateway-model.js). */
@@ -82,7 +82,7 @@ export const SCENARIO_DEFAULTS = Object.freeze({
     batches: { batchSize: 50_000, pauseSeconds: 1400 },
     static: { rate: 400 },
     adaptive: { controlIntervalSeconds: 10, controller: {} },
-    oracle: { binSeconds: 10, confidence: 1.3 }
+    oracle: { binSeconds: 10, confidence: 1.3, dropConfidence: null }
   }
 });
 
@@ -166,6 +166,7 @@ export function resolveScenario(raw, source = 'scenario') {
   num('strategies.adaptive.controlIntervalSeconds', s.strategies.adaptive.controlIntervalSeconds, 1);
   num('strategies.oracle.binSeconds', s.strategies.oracle.binSeconds, 1);
   num('strategies.oracle.confidence', s.strategies.oracle.confidence);
+  if (s.strategies.oracle.dropConfidence !== null) num('strategies.oracle.dropConfidence', s.strategies.oracle.dropConfidence);
   if (s.baseline.diurnal) {
     num('baseline.diurnal.amplitude', s.baseline.diurnal.amplitude);
     num('baseline.diurnal.peakHour', s.baseline.diurnal.peakHour);

@@ -47,14 +47,17 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
   const rows = [];
   for (const family of families) {
     const cacheFile = new URL(`oracles-${family}-${seed}-${count}.json`, cacheDir);
-    /** @type {Record<string, { oracle: import('./family-evaluation.js').Run, informed: import('./family-evaluation.js').Run }>} */
+    /** @type {Record<string, { judge?: string, oracle: import('./family-evaluation.js').Run, informed: import('./family-evaluation.js').Run }>} */
     const cache = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
     for (let k = 0; k < count; k++) {
       const world = worldSeed(family, seed, k);
       const raw = drawScenario(family, world);
       const controller = { ...loadTestAt(raw, options.setpointRatio), ...knownSettings(raw, knows, options.setpointRatio), ...options };
-      const row = evaluateWorld(family, world, { controller, oracles: cache[world], reportsRps: knows.includes('request-rate') || undefined });
-      cache[world] ??= { oracle: row.oracle, informed: row.informed };
+      // A cached run counts only for the oracles' margins it was run with.
+      const judge = JSON.stringify(raw.strategies.oracle);
+      const cached = cache[world]?.judge === judge ? cache[world] : undefined;
+      const row = evaluateWorld(family, world, { controller, oracles: cached, reportsRps: knows.includes('request-rate') || undefined });
+      if (!cached) cache[world] = { judge, oracle: row.oracle, informed: row.informed };
       rows.push(row);
     }
     writeFileSync(cacheFile, JSON.stringify(cache));

@@ -10,6 +10,7 @@ import { simulate } from '../../sim/simulate.js';
 import { createWorld } from '../../sim/world.js';
 import { delayCdf } from '../../sim/delay-kernel.js';
 import { learningTimes, knownScenario } from '../../sim/strategies/informed-oracle.js';
+import { calibrateOracleConfidence } from '../../sim/oracle-calibration.js';
 import { informationLimit, blindBound, LATENCY_RESOLUTION } from '../../sim/information-limit.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -109,6 +110,37 @@ test('the informed oracle: the clairvoyant one without events or with them annou
   assert.deepEqual({ ...simulate(announced, 'informed-oracle'), strategy: 'oracle', runtimeMs: 0 }, { ...simulate(announced, 'oracle'), runtimeMs: 0 });
   const quiet = resolveScenario({ name: 'quiet', seed: 5, audience: 150_000 });
   assert.deepEqual({ ...simulate(quiet, 'informed-oracle'), strategy: 'oracle', runtimeMs: 0 }, { ...simulate(quiet, 'oracle'), runtimeMs: 0 });
+});
+
+test('a drop\'s own margin holds only while the capacity is down as the oracle knows it: the informed oracle sends as if there were no drop until the metrics show it', () => {
+  const drop = dropWorld();
+  const margins = { binSeconds: 10, confidence: 1.3, dropConfidence: 4 };
+  const withDrop = { ...drop, strategies: { ...drop.strategies, oracle: margins } };
+  const noDrop = { ...withDrop, gateway: { ...withDrop.gateway, capacityChanges: [] } };
+  const learned = learningTimes(withDrop)[0];
+  const sends = (/** @type {typeof drop} */ s) => {
+    const { series } = simulate(s, 'informed-oracle', { series: true });
+    const out = /** @type {NonNullable<typeof series>} */ (series);
+    return out.t.flatMap((t, k) => (t >= 0 && t + out.windowSeconds <= learned ? [out.sendRate[k]] : []));
+  };
+  const before = sends(withDrop);
+  assert.ok(before.length > 10 && before.some((rate) => rate > 0));
+  // With the drop's margin kept all campaign (as until 2026-12-01) it sent less from the start.
+  assert.deepEqual(before, sends(noDrop));
+  // Once the drop shows, the drop's margin: no more room than the full-capacity margin leaves.
+  const world = createWorld(withDrop);
+  const t = drop.gateway.capacityChanges[0].atSeconds + 10;
+  assert.ok(world.sloCapacityAt(t, margins.dropConfidence) < world.sloCapacityAt(t, margins.confidence));
+
+  // A drawn drop world: its margin at full capacity is the one its gateway needs there, not
+  // the (here far larger) one at the lowest capacity, which is its drop margin.
+  const raw = drawScenario('capacity-drop', 3801916175);
+  const resolved = resolveScenario(raw, raw.name);
+  const lowest = Math.min(...resolved.gateway.capacityChanges.map((c) => c.factor));
+  const { confidence, dropConfidence } = resolved.strategies.oracle;
+  assert.equal(confidence, calibrateOracleConfidence({ ...resolved, gateway: { ...resolved.gateway, capacityChanges: [] } }));
+  assert.equal(dropConfidence, calibrateOracleConfidence(resolved, { factor: lowest }));
+  assert.ok(/** @type {number} */ (dropConfidence) > confidence, `${dropConfidence} vs ${confidence}`);
 });
 
 test('a source without the request rate gives windows with rps null', () => {
