@@ -113,7 +113,8 @@ test('the informed oracle: the clairvoyant one without events or with them annou
 });
 
 test('a drop\'s own margin holds only while the capacity is down as the oracle knows it: the informed oracle sends as if there were no drop until the metrics show it', () => {
-  const drop = dropWorld();
+  // A drop that comes while the campaign sends (learned at 80 s, its end at 680 s).
+  const drop = resolveScenario({ name: 'early drop', seed: 5, audience: 400_000, gateway: { capacityChanges: [{ atSeconds: 60, durationSeconds: 600, factor: 0.7 }] } });
   const margins = { binSeconds: 10, confidence: 1.3, dropConfidence: 4 };
   const withDrop = { ...drop, strategies: { ...drop.strategies, oracle: margins } };
   const noDrop = { ...withDrop, gateway: { ...withDrop.gateway, capacityChanges: [] } };
@@ -126,7 +127,7 @@ test('a drop\'s own margin holds only while the capacity is down as the oracle k
     return out.t.flatMap((t, k) => (t >= from && t + out.windowSeconds <= to ? [out.sendRate[k]] : []));
   };
   const before = sends(withDrop, 0, learned);
-  assert.ok(before.length > 10 && before.some((rate) => rate > 0));
+  assert.ok(before.length >= 8 && before.some((rate) => rate > 0));
   // With the drop's margin kept all campaign (as until 2026-12-01) it sent less from the start.
   assert.deepEqual(before, sends(noDrop, 0, learned));
   // Once the drop shows, its margin: less sent while it lasts than with the full-capacity margin.
