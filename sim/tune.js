@@ -53,9 +53,11 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
       const world = worldSeed(family, seed, k);
       const raw = drawScenario(family, world);
       const controller = { ...loadTestAt(raw, options.setpointRatio), ...knownSettings(raw, knows, options.setpointRatio), ...options };
-      // A cached run counts only for the oracles' margins it was run with.
+      // A cached run counts only for the oracles' margins it was run with, and a failed one
+      // (a program that did not converge) is tried again.
       const judge = JSON.stringify(raw.strategies.oracle);
-      const cached = cache[world]?.judge === judge ? cache[world] : undefined;
+      const entry = cache[world];
+      const cached = entry?.judge === judge && !entry.oracle.failed && !entry.informed.failed ? entry : undefined;
       const row = evaluateWorld(family, world, { controller, oracles: cached, reportsRps: knows.includes('request-rate') || undefined });
       if (!cached) cache[world] = { judge, oracle: row.oracle, informed: row.informed };
       rows.push(row);

@@ -128,6 +128,19 @@ test('the simplex solves a program where sending greedily is half as fast', () =
   }
 });
 
+test('the simplex converges on a drawn world\'s degenerate program: once Bland\'s rule takes over, it stays', () => {
+  // capacity-drop/1263188709 (tuning seed 11): under Dantzig's rule with Bland's only for each
+  // run of degenerate pivots, the oracle's program went 100,000 pivots without converging
+  // (the world was left out of every evaluation); with Bland's rule kept, it solves at once.
+  const raw = drawScenario('capacity-drop', 1263188709);
+  const scenario = resolveScenario(raw, raw.name);
+  const plan = planOracle(scenario, createWorld(scenario));
+  let sent = 0;
+  for (const x of plan.sendsPerBin) sent += x;
+  assert.ok(Math.abs(sent - scenario.audience) < 1e-3 * scenario.audience, `${sent} of ${scenario.audience}`);
+  assert.ok(plan.completionBins > 0);
+});
+
 test('the gateway model: M/M/1 latency per process, and timeouts only past capacity', () => {
   const gateway = createGatewayModel({ processes: 20, serviceMs: 16, downstreamMs: 50, timeoutSeconds: 30 });
   assert.equal(gateway.capacityRps(1), 1250);
