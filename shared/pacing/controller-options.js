@@ -162,6 +162,19 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 const NULLABLE = new Set(['cutHoldMs', 'baseLatencyMs', 'responseConfidence']);
 
 /**
+ * The rules every single option obeys: a known name, and a finite number ≥ 0 (or null where
+ * it may be). Throws an InputError naming the option, after `source` (such as "--options: ").
+ * @param {string} key @param {unknown} value @param {string} [source]
+ */
+function checkOption(key, value, source = '') {
+  if (!(key in CONTROLLER_DEFAULTS)) throw new InputError(`${source}controller option ${key} is unknown; known: ${Object.keys(CONTROLLER_DEFAULTS).join(', ')}`);
+  if (value === null && NULLABLE.has(key)) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InputError(`${source}controller option ${key} must be a finite number ≥ 0, got ${JSON.stringify(value)}`);
+  }
+}
+
+/**
  * Defaults applied and every value checked; throws an InputError naming the option.
  * @param {Partial<ControllerOptions>} [options]
  * @returns {Readonly<ControllerOptions>}
@@ -170,16 +183,11 @@ export function resolveControllerOptions(options = {}) {
   /** @type {Record<string, unknown>} */
   const merged = { ...CONTROLLER_DEFAULTS };
   for (const [key, value] of Object.entries(options)) {
-    if (!(key in CONTROLLER_DEFAULTS)) throw new InputError(`controller option ${key} is unknown; known: ${Object.keys(CONTROLLER_DEFAULTS).join(', ')}`);
+    if (!(key in CONTROLLER_DEFAULTS)) checkOption(key, value);
     if (value === undefined) continue;
     merged[key] = value;
   }
-  for (const [key, value] of Object.entries(merged)) {
-    if (value === null && NULLABLE.has(key)) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      throw new InputError(`controller option ${key} must be a finite number ≥ 0, got ${JSON.stringify(value)}`);
-    }
-  }
+  for (const [key, value] of Object.entries(merged)) checkOption(key, value);
   const o = /** @type {ControllerOptions} */ (merged);
   const positive = /** @type {const} */ (['sloP95Ms', 'setpointRatio', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma', 'capacityRps', 'binMs', 'metricsWindowMs', 'staleDecayMs', 'priorUncertainty', 'shapePriorMedianFactor', 'shapePriorSigmaFactor', 'likelihoodWeight', 'capacityEdgeProbeWindows', 'capacityTrialShare']);
   for (const key of positive) if (!(o[key] > 0)) throw new InputError(`controller option ${key} must be > 0, got ${o[key]}`);
@@ -221,10 +229,6 @@ export function parseControllerOptions(text) {
     throw new InputError(`--options must be a JSON object of controller options: ${/** @type {Error} */ (error).message}`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InputError('--options must be a JSON object of controller options, such as \'{"setpointRatio":0.5}\'');
-  for (const [key, value] of Object.entries(parsed)) {
-    if (!(key in CONTROLLER_DEFAULTS)) throw new InputError(`--options: controller option ${key} is unknown; known: ${Object.keys(CONTROLLER_DEFAULTS).join(', ')}`);
-    if (value === null && NULLABLE.has(key)) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InputError(`--options: controller option ${key} must be a finite number ≥ 0, got ${JSON.stringify(value)}`);
-  }
+  for (const [key, value] of Object.entries(parsed)) checkOption(key, value, '--options: ');
   return parsed;
 }
