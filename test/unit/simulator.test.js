@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { loadScenario, resolveScenario } from '../../sim/scenario.js';
 import { simulate } from '../../sim/simulate.js';
 import { createWorld } from '../../sim/world.js';
-import { planOracle } from '../../sim/oracle-planner.js';
+import { planOracle, loadRows } from '../../sim/oracle-planner.js';
 import { maximise } from '../../sim/linear-program.js';
 import { createGatewayModel } from '../../sim/gateway-model.js';
 import { binKernel, cumulativeKernel, predictLoad } from '../../shared/pacing/wake-up-model.js';
@@ -139,6 +139,41 @@ test('the simplex converges on a drawn world\'s degenerate program: once Bland\'
   for (const x of plan.sendsPerBin) sent += x;
   assert.ok(Math.abs(sent - scenario.audience) < 1e-3 * scenario.audience, `${sent} of ${scenario.audience}`);
   assert.ok(plan.completionBins > 0);
+});
+
+test('the simplex solves a program whose zero bounds hold most sends at zero', () => {
+  // The oracle's program for held-out baseline-jump world 11 (seed 3622603067): 137 bins of
+  // sending, the world's kernel on its grid, and no room at all in bins 4 to 119. The old
+  // solver made only degenerate pivots there; under Bland's rule the tableau's entries grew
+  // to 1e22, rounding chose the signs, and it cycled until it gave up at 100,000 pivots.
+  const kernel = Float64Array.from([
+    0.041226372195489275, 0.15969536905960852, 0.18522406619627055, 0.16042856824747934,
+    0.12540827566540716, 0.09351739161497116, 0.06806841605972883, 0.048899089434712384,
+    0.034869715334041936, 0.02471856613531752, 0.017459775661661625, 0.012330472217143949,
+    0.00870804688697184, 0.00614981156036084, 0.004343130293031726, 0.003067212801093197,
+    0.0021661321978491423, 0.0015297695343754413, 0.0010803564208255443, 0.000762971133750225,
+    0.0003445311227192663, 0.0000019602271903298097
+  ]);
+  const n = 137;
+  const rows = loadRows(kernel, n, n + kernel.length - 1);
+  const bounds = rows.map((_, j) => (j >= 4 && j < 120 ? 0 : 319990.05808321066));
+  const { x, value, pivots } = maximise({ rows, bounds, objective: new Float64Array(n).fill(1) });
+  // HiGHS (scipy.optimize.linprog) finds 6,544,369.3674 for the same program.
+  assert.ok(Math.abs(value - 6_544_369.3674) < 0.01, `value ${value}`);
+  assert.ok(pivots < 1000, `${pivots} pivots`);
+  rows.forEach((row, j) => {
+    let load = 0;
+    for (let i = 0; i < n; i++) load += row[i] * x[i];
+    assert.ok(load <= bounds[j] * (1 + 1e-9) + 1e-9, `row ${j}: ${load} > ${bounds[j]}`);
+  });
+});
+
+test('the simplex leaves a zero bound alone when a negative coefficient can make room under it', () => {
+  // x₀ − x₁ ≤ 0 does not hold x₀ at zero: it only keeps it at most x₁ (≤ 3).
+  const rows = [Float64Array.from([1, -1]), Float64Array.from([0, 1])];
+  const { x, value } = maximise({ rows, bounds: [0, 3], objective: [1, 0] });
+  assert.equal(value, 3);
+  assert.deepEqual(Array.from(x), [3, 3]);
 });
 
 test('the gateway model: M/M/1 latency per process, and timeouts only past capacity', () => {
