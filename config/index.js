@@ -62,6 +62,7 @@ export const DEFAULTS = Object.freeze({
   PACING_CAPACITY_RPS: CONTROLLER_DEFAULTS.capacityRps,
   PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
   PACING_SLO_CAPACITY_RATIO: CONTROLLER_DEFAULTS.sloCapacityRatio,
+  PACING_SHORT_CAMPAIGN_MS: CONTROLLER_DEFAULTS.shortCampaignMs,
   PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
   PACING_CAPACITY_TRIAL_SHARE: CONTROLLER_DEFAULTS.capacityTrialShare,
   PACING_CAPACITY_ENVELOPE_MS: CONTROLLER_DEFAULTS.capacityEnvelopeMs,
@@ -333,6 +334,9 @@ function pacingConfig(read, gatewayMetrics) {
     // The same load test's rate at the SLO p95 over PACING_CAPACITY_RPS (1: not known): a
     // campaign whose whole wake-up load fits under the capacity at the SLO goes out at once.
     sloCapacityRatio: read.number('PACING_SLO_CAPACITY_RATIO', { min: 1, max: 100 }),
+    // With that ratio known, a campaign that fits under the capacity at the SLO when sent
+    // evenly within this long of its first send goes out that fast (0: off): one peak.
+    shortCampaignMs: read.integer('PACING_SHORT_CAMPAIGN_MS', { min: 0, max: 3_600_000 }),
     // The share of metrics windows over the SLO the governor lets pass before it fills less
     // of its capacity estimate (0: never): the margin a jumpy gateway needs, learnt.
     missShare: read.number('PACING_MISS_SHARE', { min: 0, max: 0.5 }),

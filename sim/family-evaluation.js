@@ -4,6 +4,7 @@
 import { drawScenario, worldSeed } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
+import { SolverError } from './linear-program.js';
 
 /** The hold-out targets (issue #11, point 5), judged against the informed oracle. */
 export const HOLDOUT_TARGETS = Object.freeze({
@@ -103,9 +104,10 @@ function runStrategy(scenario, strategy) {
   try {
     r = simulate(scenario, strategy);
   } catch (err) {
-    // A degenerate linear program (rare) must not end a run of hundreds of worlds: the
-    // world is left out of the distribution and counted.
-    if (!(err instanceof RangeError)) throw err;
+    // An oracle's program the solver could not solve (SolverError), or one with no room at
+    // all (RangeError), must not end a run of hundreds of worlds: the world is left out of
+    // the distribution and counted.
+    if (!(err instanceof RangeError || err instanceof SolverError)) throw err;
     return { completionSeconds: null, sloViolationShare: 0, violatedWindows: 0, evaluatedWindows: 0, gatewayErrors: 0, failed: err.message };
   }
   return { completionSeconds: r.completionSeconds, sloViolationShare: r.sloViolationShare, violatedWindows: r.violatedWindows, evaluatedWindows: r.evaluatedWindows, gatewayErrors: r.gatewayErrors };

@@ -21,7 +21,7 @@ const HOUR_WEIGHT_CAP = 2000;
 /** The controller options a forecast replays the plan with (the rest are the defaults). */
 const FORECAST_OPTIONS = /** @type {const} */ ([
   'sloP95Ms', 'setpointRatio', 'minRate', 'maxRate', 'openProbability', 'requestsPerOpen', 'openDelayMedianMs', 'openDelaySigma',
-  'sessionMs', 'priorUncertainty', 'capacityRps', 'saturationRatio', 'sloCapacityRatio', 'missShare', 'confidence', 'planSoftness', 'reserveShare', 'baselineDrift', 'gainDrift',
+  'sessionMs', 'priorUncertainty', 'capacityRps', 'saturationRatio', 'sloCapacityRatio', 'shortCampaignMs', 'missShare', 'confidence', 'planSoftness', 'reserveShare', 'baselineDrift', 'gainDrift',
   'rpsNoise', 'excessNoiseWeight', 'binMs', 'metricsWindowMs', 'metricsLagMs', 'kernelTailMass'
 ]);
 

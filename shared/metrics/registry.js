@@ -19,7 +19,7 @@ export const MAX_CAMPAIGN_SERIES = 20;
 /** Results of one SNS publish, as sns-client.js classifies them. */
 export const SEND_OUTCOMES = /** @type {const} */ (['delivered', 'disabled', 'failed', 'throttled', 'retryable']);
 /** Every reason the pacing controller gives (shared/pacing/controller.js RateReason). */
-export const CONTROLLER_REASONS = /** @type {const} */ (['plan', 'plan-latency-only', 'cold-start', 'whole-campaign', 'max-rate', 'min-rate', 'error-cut', 'latency-cut', 'cut-hold', 'stale']);
+export const CONTROLLER_REASONS = /** @type {const} */ (['plan', 'plan-latency-only', 'cold-start', 'whole-campaign', 'short-campaign', 'max-rate', 'min-rate', 'error-cut', 'latency-cut', 'cut-hold', 'stale']);
 /** Campaign states (shared/types.d.ts CampaignState). */
 export const CAMPAIGN_STATES = /** @type {const} */ (['running', 'paused', 'completed', 'expired', 'cancelled', 'failed']);
 

@@ -115,6 +115,8 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
     resetGain: params.resetGain,
     /** @param {Omit<Parameters<typeof planner.plan>[0], 'committed'>} input */
     plan: (input) => planner.plan({ ...input, committed: ledger.at }),
+    /** @param {Omit<Parameters<typeof planner.shortCampaignRate>[0], 'committed'>} input */
+    shortCampaignRate: (input) => planner.shortCampaignRate({ ...input, committed: ledger.at }),
     get initialised() { return params.initialised; },
     snapshot: params.snapshot
   };
@@ -175,6 +177,15 @@ export function createLearnedMember(o, nominalKernel) {
     return createRatePlanner({ kernel, cumulative: cumulativeKernel(kernel), binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare });
   }
 
+  /** The planner for the learned shape as it is now (rebuilt only when an update changed it). */
+  function currentPlanner() {
+    if (shapeChanged) {
+      planner = plannerFor(shape.kernel);
+      shapeChanged = false;
+    }
+    return planner;
+  }
+
   /** Unit load the sends so far commit to `bin`, with the learned shape. @param {number} bin */
   function committed(bin) {
     let sum = 0;
@@ -220,13 +231,9 @@ export function createLearnedMember(o, nominalKernel) {
       shapeChanged = true;
     },
     /** @param {Omit<Parameters<typeof planner.plan>[0], 'committed'>} input */
-    plan(input) {
-      if (shapeChanged) {
-        planner = plannerFor(shape.kernel);
-        shapeChanged = false;
-      }
-      return planner.plan({ ...input, committed });
-    },
+    plan: (input) => currentPlanner().plan({ ...input, committed }),
+    /** @param {Omit<Parameters<typeof planner.shortCampaignRate>[0], 'committed'>} input */
+    shortCampaignRate: (input) => currentPlanner().shortCampaignRate({ ...input, committed }),
     get initialised() { return estimator.initialised; },
     snapshot() {
       const e = estimate();

@@ -58,6 +58,7 @@ import { InputError } from '../errors.js';
  * @property {number} capacityEnvelopeMs  on a gateway whose p95 jumps between windows, the plan fills the lowest capacity estimate of this long, in whole windows (0: off)
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
+ * @property {number} shortCampaignMs   with sloCapacityRatio known, a campaign whose whole wake-up load, planned at each member's caution, fits under the capacity at the SLO when sent evenly within this long of its first send goes out that fast (0: off; docs/pacing.md "A short campaign")
  * @property {number} pushMargin        with sloCapacityRatio known, the plan counts each send's predicted load as (1 + this) × the estimate: a margin in proportion to the push load, not to the capacity (0: none; off by default, docs/pacing.md "A margin in proportion to the push load")
  *
  * Robustness against a sudden capacity loss (off by default: lossShare 0)
@@ -132,6 +133,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEnvelopeMs: 60_000,
   sloCapacityRatio: 1,
   sloMargin: 0.2,
+  shortCampaignMs: 300_000,
   pushMargin: 0,
 
   missShare: 0.02,

@@ -37,12 +37,13 @@ import { createMissFeedback } from './miss-feedback.js';
  */
 
 /**
- * @typedef {'plan' | 'plan-latency-only' | 'cold-start' | 'whole-campaign' | 'max-rate' | 'min-rate' | 'error-cut' | 'latency-cut' | 'cut-hold' | 'stale'} RateReason
+ * @typedef {'plan' | 'plan-latency-only' | 'cold-start' | 'whole-campaign' | 'short-campaign' | 'max-rate' | 'min-rate' | 'error-cut' | 'latency-cut' | 'cut-hold' | 'stale'} RateReason
  *   plan: the model's rate; plan-latency-only: the same, with the load read off the latency
  *   curve (the source has no request rate); cold-start: no metrics yet, but the campaign's
  *   whole wake-up load fits well inside the prior capacity; whole-campaign: a campaign not
  *   yet started whose whole wake-up load the plan fits under the capacity at the SLO
- *   (sloCapacityRatio); max-rate/min-rate: a bound;
+ *   (sloCapacityRatio); short-campaign: a campaign that fits under it when sent evenly
+ *   within shortCampaignMs of its first send; max-rate/min-rate: a bound;
  *   error-cut/latency-cut: a guard cut now; cut-hold: capped by an earlier cut; stale:
  *   metrics missing, decaying to safeRate
  */
@@ -140,6 +141,9 @@ export function createInspectableController(options) {
   let sendsSinceReset = 0;
   /** When the sends since the last reset began, and the baseline then. @type {number | null} */
   let firstSendAt = null;
+  /** The short campaign's rate, set before its first send and only ever lowered (0: not one), and the devices it was set for, less the sends since. */
+  let shortRate = 0;
+  let shortLeft = 0;
   /** @type {number | null} */
   let startBaseline = null;
   /** The gain prior the sends since the last reset started from. @type {{ requestsPerSend: number, requestsPerSendSd: number } | null} */
@@ -258,6 +262,8 @@ export function createInspectableController(options) {
     const estimateRps = capacity.capacity * misses.trim;
     const capacityRps = capacity.planned * misses.trim;
     const sloRps = o.sloCapacityRatio * capacityRps;
+    // The whole and the short campaign read the estimate, not the prior's trial (below).
+    const sloEstimateRps = o.sloCapacityRatio * estimateRps;
     const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
@@ -271,16 +277,39 @@ export function createInspectableController(options) {
     // trial here too, the campaigns the informed oracle sends within a minute took 4.13 × its
     // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: o.sloCapacityRatio * estimateRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
+      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
     const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
+    // A campaign that does not fit in one interval may still be one peak: sent evenly within
+    // shortCampaignMs of its first send, its whole wake-up load, at each member's caution,
+    // under the capacity at the SLO. Its first sends' wake-ups mostly arrive after its last
+    // send, as with the campaign sent at once; the setpoint's margin is for the long run of
+    // windows in which the plan reads its own campaign's load and corrects. The rate is set
+    // before the first send, from the prior, whose width is honest; later windows may lower
+    // it, never raise it: asked again mid-campaign, a member sure of a wrong gain (a shape
+    // that misfits) sent 72,731 devices at once (exponential/2816701733, tuning seed 12).
+    // Devices added since (another campaign) make it another campaign: the rule is off.
+    const age = firstSendAt === null ? 0 : now - firstSendAt;
+    shortLeft -= sent;
+    if (sendsSinceReset === 0 || remaining > shortLeft) shortRate = 0;
+    const asked = (sendsSinceReset === 0 || shortRate > 0) && bank.initialised && remaining < Infinity &&
+      o.sloCapacityRatio > 1 && o.lossShare === 0 && age < o.shortCampaignMs;
+    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin }) : 0;
+    if (sendsSinceReset === 0) {
+      shortRate = even;
+      shortLeft = remaining;
+    } else {
+      shortRate = Math.min(shortRate, even);
+    }
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.
     /** @type {RateDecision} */
     let decision = whole
       ? { rate: Math.max(planned, remaining / (interval / 1000)), reason: 'whole-campaign' }
-      : { rate: planned, reason: latencyOnly ? 'plan-latency-only' : 'plan' };
+      : shortRate > planned
+        ? { rate: shortRate, reason: 'short-campaign' }
+        : { rate: planned, reason: latencyOnly ? 'plan-latency-only' : 'plan' };
     if (cap < decision.rate || cutNow) decision = { rate: Math.min(cap, decision.rate), reason: cutNow ?? 'cut-hold' };
     const isStale = lastGatewayAt === null || now - lastGatewayAt > o.staleAfterMs;
     if (isStale) {

@@ -258,13 +258,11 @@ export function createModelBank(o) {
    */
   function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0 }) {
     weigh();
-    // Room for the load noise the filters do not explain (see excessNoise).
     const noiseVariance = o.excessNoiseWeight * excessNoise();
     let rate = Infinity;
     for (const m of models) {
       if (m.z === null) continue;
-      const learned = m.member.estimate();
-      const estimate = { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
+      const estimate = plannedEstimate(m, pushMargin, noiseVariance);
       m.lastMaxUnitLoad = maxUnitLoadOf(estimate, aimRps, m.z);
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
@@ -286,6 +284,35 @@ export function createModelBank(o) {
       rate = Math.min(rate, m.lastPlan);
     }
     return rate;
+  }
+
+  /**
+   * A member's estimate as the plan counts it: requests per send × (1 + pushMargin), and room
+   * in the baseline's variance for the load noise the filters do not explain (see excessNoise).
+   * @param {typeof models[number]} m @param {number} pushMargin @param {number} noiseVariance
+   */
+  function plannedEstimate(m, pushMargin, noiseVariance) {
+    const learned = m.member.estimate();
+    return { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
+  }
+
+  /**
+   * The short campaign's rate (rate-planner.js shortCampaignRate): the highest rate that sends the
+   * `remaining` devices within `maxMs` with every member's predicted load, at its caution, at
+   * or under `aimRps`; 0 if some member says it does not fit.
+   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number, pushMargin?: number }} input
+   */
+  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, pushMargin = 0 }) {
+    weigh();
+    const noiseVariance = o.excessNoiseWeight * excessNoise();
+    let rate = Infinity;
+    for (const m of models) {
+      if (m.z === null) continue;
+      const maxUnitLoad = maxUnitLoadOf(plannedEstimate(m, pushMargin, noiseVariance), aimRps, m.z);
+      rate = Math.min(rate, m.member.shortCampaignRate({ nowMs, maxUnitLoad, remaining, maxMs, maxRate: o.maxRate }));
+      if (rate === 0) break;
+    }
+    return rate === Infinity ? 0 : rate;
   }
 
   /**
@@ -325,6 +352,7 @@ export function createModelBank(o) {
     observe,
     resetGain,
     plan,
+    shortCampaignRate,
     best,
     coldStartLoad,
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */

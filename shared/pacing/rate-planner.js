@@ -96,6 +96,47 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
   }
 
   /**
+   * The short campaign's rate: the highest s such that sending the `remaining` devices evenly
+   * at s, within `maxMs`, keeps the committed load plus theirs, s·(K(j − φ) − K(j − φ − M))
+   * when they start φ of the way into the current bin and last M = remaining/(s·Δ) bins, at
+   * or under X* less the reserve ρ in every bin (a hard bound:
+   * this is one peak at the capacity at the SLO, not the setpoint's long run, so no softness;
+   * ρ stays free for the sends that are not the campaign's, as in plan). 0: it does not fit
+   * within maxMs. A narrower box of the same area peaks higher, so the bound is monotone in s
+   * (up to the committed load's shape) and bisection finds it.
+   * @param {{ nowMs: number, maxUnitLoad: number, committed: (bin: number) => number, remaining: number, maxMs: number, maxRate: number }} input
+   * @returns {number} sends per second
+   */
+  function shortCampaignRate({ nowMs, maxUnitLoad, committed, remaining, maxMs, maxRate }) {
+    if (!(maxUnitLoad > 0) || !(remaining < Infinity) || !(maxMs > 0)) return 0;
+    const room = (1 - reserveShare) * maxUnitLoad;
+    const binSeconds = binMs / 1000;
+    const first = Math.floor(nowMs / binMs);
+    // The sends start φ of the way into the current bin.
+    const phase = nowMs / binMs - first;
+    const maxBins = maxMs / binMs;
+    const span = kernel.length + Math.ceil(phase + maxBins) + 1;
+    const load = Float64Array.from({ length: span }, (_, j) => committed(first + j));
+    /** @param {number} s */
+    const fits = (s) => {
+      const m = remaining / (s * binSeconds);
+      for (let j = 0; j < span; j++) {
+        if (load[j] + s * (cumulativeAt(j - phase) - cumulativeAt(j - phase - m)) > room) return false;
+      }
+      return true;
+    };
+    let lo = remaining / (maxBins * binSeconds);
+    if (lo > maxRate || !fits(lo)) return 0;
+    let hi = maxRate;
+    if (fits(hi)) return hi;
+    for (let i = 0; i < 40 && hi - lo > 1e-6 * hi; i++) {
+      const mid = (lo + hi) / 2;
+      if (fits(mid)) lo = mid; else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
    * The best r when the continuation is a steady rate c for ever: e_j(r) = U(j) + r·p_j +
    * c·K(j-1) - X̃ is increasing in r, J is concave, and its maximum solves
    * Σ_j p_j·max(0, e_j(r)) = θ·X̃ (bisection).
@@ -192,7 +233,7 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
     return cumulative[i] + (x - i) * kernel[i + 1];
   }
 
-  return { plan };
+  return { plan, shortCampaignRate };
 }
 
 /**

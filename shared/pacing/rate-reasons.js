@@ -9,6 +9,7 @@ export const RATE_REASON_WORDS = Object.freeze({
   'plan-latency-only': 'Following the plan, with the gateway load read off its latency (the probe cannot see its request rate).',
   'cold-start': 'Cold start: no gateway readings yet, and the whole campaign is small enough to go out at once.',
   'whole-campaign': 'Whole campaign at once: it has not started, and its whole predicted wake-up load fits under the gateway\'s capacity at the SLO.',
+  'short-campaign': 'Short campaign: its whole predicted wake-up load fits under the gateway\'s capacity at the SLO when it is sent evenly within PACING_SHORT_CAMPAIGN_MS of its first send.',
   'max-rate': 'At the configured maximum rate (PACING_MAX_RATE): the gateway could take more.',
   'min-rate': 'At the configured minimum rate (PACING_MIN_RATE): the plan asked for less.',
   'error-cut': 'Cut: the gateway returned too many errors, so the rate was reduced at once.',

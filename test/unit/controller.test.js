@@ -764,7 +764,7 @@ test('the whole campaign at once: one not yet started whose wake-up load fits un
   // sloCapacityRatio 1.4 with sloMargin 0.3: (1 − sloMargin) × 1.4 < 1, so the plan itself
   // still aims at the setpoint; no push margin, so that it plans as with the ratio unknown.
   // 20,000 devices: paced at the setpoint (not all within 10 s), all at once under the SLO.
-  const known = { sloCapacityRatio: 1.4, sloMargin: 0.3, pushMargin: 0 };
+  const known = { sloCapacityRatio: 1.4, sloMargin: 0.3, pushMargin: 0, shortCampaignMs: 0 };
   const atSetpoint = firstDecision({ sloCapacityRatio: 1 }, 20_000);
   assert.equal(atSetpoint.reason, 'plan');
   assert.ok(atSetpoint.rate * 10 < 20_000, `${atSetpoint.rate}/s would send them all at the setpoint already`);
@@ -783,6 +783,98 @@ test('the whole campaign at once: one not yet started whose wake-up load fits un
   assert.notEqual(started.reason, 'whole-campaign');
   assert.ok(started.rate * 10 < 20_000, `${started.rate}/s`);
   assert.throws(() => createController({ sloCapacityRatio: 0.9 }), /sloCapacityRatio must be ≥ 1/);
+});
+
+test('a short campaign: one that fits under the capacity at the SLO when sent evenly within shortCampaignMs goes out that fast, and only within that time', () => {
+  // The whole-campaign test's gateway: 20,000 devices fit at once, 30,000 do not.
+  const known = { sloCapacityRatio: 1.4, sloMargin: 0.3, pushMargin: 0, shortCampaignMs: 0 };
+  assert.equal(firstDecision(known, 30_000).reason, 'plan');
+  const short = { ...known, shortCampaignMs: 60_000 };
+  const first = firstDecision(short, 30_000);
+  assert.equal(first.reason, 'short-campaign');
+  assert.ok(first.rate >= 30_000 / 60 && first.rate * 10 < 30_000, `${first.rate}/s: 30,000 within 60 s, not within one interval`);
+  assert.ok(first.rate > firstDecision(known, 30_000).rate, 'faster than the plan at the setpoint');
+  // A campaign that cannot be one peak within the time is paced as before.
+  assert.equal(firstDecision(short, 1_000_000).rate, firstDecision(known, 1_000_000).rate);
+  // Under way, the same evenly spread campaign still fits, until shortCampaignMs after its first send.
+  const w = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
+  let remaining = 30_000;
+  let d = w.controller.update({ now: w.now + 10_000, sent: 0, gateway: healthy(), remaining });
+  let now = w.now + 10_000;
+  const reasons = [];
+  for (let i = 0; i < 8 && remaining > 0; i++) {
+    const sent = Math.min(remaining, d.rate * 10);
+    remaining -= sent;
+    now += 10_000;
+    d = w.controller.update({ now, sent, gateway: healthy(), remaining: remaining || null });
+    reasons.push(d.reason);
+  }
+  assert.equal(remaining, 0, `all sent within 80 s (reasons ${reasons.join(', ')})`);
+  assert.ok(reasons.slice(0, 3).every((r) => r === 'short-campaign'), reasons.join(', '));
+  // A campaign that was not one at its start does not become one: the rate is set from the
+  // prior before the first send, and later windows only lower it.
+  const big = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
+  const opened = big.controller.update({ now: big.now + 10_000, sent: 0, gateway: healthy(), remaining: 1_000_000 });
+  assert.equal(opened.reason, 'plan');
+  const nearEnd = big.controller.update({ now: big.now + 20_000, sent: opened.rate * 10, gateway: healthy(), remaining: 20_000 });
+  assert.notEqual(nearEnd.reason, 'short-campaign');
+  // Within shortCampaignMs of the first send only: a sender that falls behind (100 devices an
+  // interval) leaves more than fits in the time left, and the rule is off for good.
+  const slow = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
+  const t0 = slow.now + 10_000;
+  assert.equal(slow.controller.update({ now: t0, sent: 0, gateway: healthy(), remaining: 30_000 }).reason, 'short-campaign');
+  const slowReasons = [];
+  for (let t = 10_000, left = 30_000; t <= 70_000; t += 10_000) {
+    left -= 100;
+    slowReasons.push(slow.controller.update({ now: t0 + t, sent: 100, gateway: healthy(), remaining: left }).reason);
+  }
+  assert.ok(slowReasons.every((r) => r !== 'short-campaign'), slowReasons.join(', '));
+  // Devices added after its start (another campaign) are not judged by its rate: 25,000 go
+  // out whole, and 1,000 more that come as they do are paced by the plan.
+  const joined = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
+  const j0 = joined.controller.update({ now: joined.now + 10_000, sent: 0, gateway: healthy(), remaining: 25_000 });
+  assert.equal(j0.reason, 'whole-campaign');
+  const j1 = joined.controller.update({ now: joined.now + 20_000, sent: 25_000, gateway: healthy(), remaining: 1000 });
+  assert.notEqual(j1.reason, 'short-campaign');
+  // A whole campaign the sender could not send in one interval (SNS throttled it) goes on as
+  // a short campaign, not at the setpoint.
+  const throttled = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
+  const w0 = throttled.controller.update({ now: throttled.now + 10_000, sent: 0, gateway: healthy(), remaining: 20_000 });
+  assert.equal(w0.reason, 'whole-campaign');
+  const w1 = throttled.controller.update({ now: throttled.now + 20_000, sent: 10_000, gateway: healthy(), remaining: 10_000 });
+  assert.equal(w1.reason, 'short-campaign');
+  assert.ok(w1.rate * 10 >= 10_000, `${w1.rate}/s`);
+});
+
+test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
+  const { createRatePlanner } = await import('../../shared/pacing/rate-planner.js');
+  const { cumulativeKernel } = await import('../../shared/pacing/wake-up-model.js');
+  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } }, { tailMass: 0.001 });
+  const kernel = binKernel(mass, 10);
+  const cumulative = cumulativeKernel(kernel);
+  const reserveShare = 0.1;
+  const planner = createRatePlanner({ kernel, cumulative, binMs: 10_000, softness: 0.01, reserveShare });
+  const maxUnitLoad = 300;
+  const committed = (/** @type {number} */ bin) => (bin < 5 ? 100 * kernel[bin + 3] * 10 : 0);
+  const peak = (/** @type {number} */ s, /** @type {number} */ remaining) => {
+    const bins = remaining / (s * 10);
+    let worst = 0;
+    for (let j = 0; j < kernel.length + 20; j++) {
+      // The sends' unit load in bin j: whole bins of s, and the last bin's fraction.
+      let load = committed(j);
+      for (let b = 0; b < Math.ceil(bins) && b <= j; b++) load += s * Math.min(1, bins - b) * (kernel[j - b] ?? 0);
+      worst = Math.max(worst, load);
+    }
+    return worst;
+  };
+  const remaining = 200_000;
+  const s = planner.shortCampaignRate({ nowMs: 0, maxUnitLoad, committed, remaining, maxMs: 1_000_000, maxRate: 100_000 });
+  assert.ok(s > remaining / 1000 && s < 100_000, `${s}/s`);
+  assert.ok(peak(s, remaining) <= (1 - reserveShare) * maxUnitLoad * (1 + 1e-6), `peak ${peak(s, remaining)}`);
+  assert.ok(peak(1.02 * s, remaining) > (1 - reserveShare) * maxUnitLoad, 'a rate 2% faster would not fit');
+  // Not within the time: 0; everything at once when that fits.
+  assert.equal(planner.shortCampaignRate({ nowMs: 0, maxUnitLoad, committed, remaining: 10_000_000, maxMs: 1_000_000, maxRate: 100_000 }), 0);
+  assert.equal(planner.shortCampaignRate({ nowMs: 0, maxUnitLoad, committed, remaining: 100, maxMs: 300_000, maxRate: 100_000 }), 100_000);
 });
 
 test('with the capacity at the SLO known, the plan keeps at most sloMargin of it free', () => {

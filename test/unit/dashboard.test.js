@@ -214,7 +214,7 @@ test('every reason the controller can give has words, and the dashboard page use
   const declared = [...typedef[1].matchAll(/'([a-z-]+)'/g)].map((m) => m[1]);
   const assigned = [...source.matchAll(/(?:reason: |cutNow = )([^};]*)/g)].flatMap((m) => [...m[1].matchAll(/'([a-z-]+)'/g)].map((l) => l[1]));
   const emitted = new Set([...declared, ...assigned]);
-  for (const code of ['plan', 'plan-latency-only', 'cold-start', 'whole-campaign', 'max-rate', 'min-rate', 'error-cut', 'latency-cut', 'cut-hold', 'stale']) {
+  for (const code of ['plan', 'plan-latency-only', 'cold-start', 'whole-campaign', 'short-campaign', 'max-rate', 'min-rate', 'error-cut', 'latency-cut', 'cut-hold', 'stale']) {
     assert.ok(emitted.has(code), `the scan finds ${code}`);
   }
   for (const code of [...emitted, ...CONTROLLER_REASONS]) {
