@@ -141,7 +141,7 @@ export function createInspectableController(options) {
   let sendsSinceReset = 0;
   /** When the sends since the last reset began, and the baseline then. @type {number | null} */
   let firstSendAt = null;
-  /** The short campaign's rate, set before its first send and only ever lowered (0: not one), and the devices it was set for, less the sends since. */
+  /** The short campaign's rate, set before its first send (0: not one; later decisions go no faster), and the devices it was set for, less the sends since. */
   let shortRate = 0;
   let shortLeft = 0;
   /** @type {number | null} */
@@ -285,9 +285,9 @@ export function createInspectableController(options) {
     // under the capacity at the SLO. Its first sends' wake-ups mostly arrive after its last
     // send, as with the campaign sent at once; the setpoint's margin is for the long run of
     // windows in which the plan reads its own campaign's load and corrects. The rate is set
-    // before the first send, from the prior, whose width is honest; later windows may lower
-    // it, never raise it: asked again mid-campaign, a member sure of a wrong gain (a shape
-    // that misfits) sent 72,731 devices at once (exponential/2816701733, tuning seed 12).
+    // before the first send, from the prior, whose width is honest; later decisions ask again
+    // and go no faster than that: asked afresh mid-campaign, a member sure of a wrong gain (a
+    // shape that misfits) sent 72,731 devices at once (exponential/2816701733, tuning seed 12).
     // Devices added since (another campaign) make it another campaign: the rule is off.
     const age = firstSendAt === null ? 0 : now - firstSendAt;
     shortLeft -= sent;
@@ -298,17 +298,16 @@ export function createInspectableController(options) {
     if (sendsSinceReset === 0) {
       shortRate = even;
       shortLeft = remaining;
-    } else {
-      shortRate = Math.min(shortRate, even);
     }
+    const short = Math.min(shortRate, even);
     lastPlan = planned;
 
     // 4. Guards and bounds: the smallest limit wins and names the reason.
     /** @type {RateDecision} */
     let decision = whole
       ? { rate: Math.max(planned, remaining / (interval / 1000)), reason: 'whole-campaign' }
-      : shortRate > planned
-        ? { rate: shortRate, reason: 'short-campaign' }
+      : short > planned
+        ? { rate: short, reason: 'short-campaign' }
         : { rate: planned, reason: latencyOnly ? 'plan-latency-only' : 'plan' };
     if (cap < decision.rate || cutNow) decision = { rate: Math.min(cap, decision.rate), reason: cutNow ?? 'cut-hold' };
     const isStale = lastGatewayAt === null || now - lastGatewayAt > o.staleAfterMs;

@@ -505,14 +505,22 @@ test('the wake-ups\' timing error: one quiet window before they arrive does not 
   assert.ok(shifted.requestsPerSendSd < 1.1 * exact.requestsPerSendSd, `sd ${shifted.requestsPerSendSd} against ${exact.requestsPerSendSd}`);
 });
 
-test('the planner with the devices still to send: the same plan while they cover the horizon, faster towards the end, and still within capacity', async () => {
+/**
+ * A rate planner on the default prior's kernel (90-s median, σ 1, 60-s sessions) at 10-s bins.
+ * @param {{ softness: number, reserveShare?: number }} options
+ */
+async function defaultKernelPlanner({ softness, reserveShare }) {
   const { createRatePlanner } = await import('../../shared/pacing/rate-planner.js');
   const { cumulativeKernel } = await import('../../shared/pacing/wake-up-model.js');
   const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } }, { tailMass: 0.001 });
   const kernel = binKernel(mass, 10);
   const cumulative = cumulativeKernel(kernel);
+  return { kernel, cumulative, planner: createRatePlanner({ kernel, cumulative, binMs: 10_000, softness, reserveShare }) };
+}
+
+test('the planner with the devices still to send: the same plan while they cover the horizon, faster towards the end, and still within capacity', async () => {
   const softness = 0.01;
-  const planner = createRatePlanner({ kernel, cumulative, binMs: 10_000, softness });
+  const { kernel, cumulative, planner } = await defaultKernelPlanner({ softness });
   const maxUnitLoad = 300;
   const steady = maxUnitLoad / (1 + softness);
   // Steady state: sent at the steady rate up to now, so the committed load falls off as K grows.
@@ -812,14 +820,14 @@ test('a short campaign: one that fits under the capacity at the SLO when sent ev
   assert.equal(remaining, 0, `all sent within 80 s (reasons ${reasons.join(', ')})`);
   assert.ok(reasons.slice(0, 3).every((r) => r === 'short-campaign'), reasons.join(', '));
   // A campaign that was not one at its start does not become one: the rate is set from the
-  // prior before the first send, and later windows only lower it.
+  // prior before the first send, and later decisions go no faster.
   const big = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
   const opened = big.controller.update({ now: big.now + 10_000, sent: 0, gateway: healthy(), remaining: 1_000_000 });
   assert.equal(opened.reason, 'plan');
   const nearEnd = big.controller.update({ now: big.now + 20_000, sent: opened.rate * 10, gateway: healthy(), remaining: 20_000 });
   assert.notEqual(nearEnd.reason, 'short-campaign');
   // Within shortCampaignMs of the first send only: a sender that falls behind (100 devices an
-  // interval) leaves more than fits in the time left, and the rule is off for good.
+  // interval) leaves more than fits in the time left, and the plan paces the rest.
   const slow = warmed({ capacityRps: 1000, maxRate: 1_000_000, ...short });
   const t0 = slow.now + 10_000;
   assert.equal(slow.controller.update({ now: t0, sent: 0, gateway: healthy(), remaining: 30_000 }).reason, 'short-campaign');
@@ -847,13 +855,8 @@ test('a short campaign: one that fits under the capacity at the SLO when sent ev
 });
 
 test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
-  const { createRatePlanner } = await import('../../shared/pacing/rate-planner.js');
-  const { cumulativeKernel } = await import('../../shared/pacing/wake-up-model.js');
-  const mass = requestTimeMassPerSecond({ openDelay: [{ share: 1, medianMs: 90_000, sigma: 1 }], session: { kind: 'uniform', lengthMs: 60_000 } }, { tailMass: 0.001 });
-  const kernel = binKernel(mass, 10);
-  const cumulative = cumulativeKernel(kernel);
   const reserveShare = 0.1;
-  const planner = createRatePlanner({ kernel, cumulative, binMs: 10_000, softness: 0.01, reserveShare });
+  const { kernel, planner } = await defaultKernelPlanner({ softness: 0.01, reserveShare });
   const maxUnitLoad = 300;
   const committed = (/** @type {number} */ bin) => (bin < 5 ? 100 * kernel[bin + 3] * 10 : 0);
   const peak = (/** @type {number} */ s, /** @type {number} */ remaining) => {
