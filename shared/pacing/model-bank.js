@@ -257,13 +257,9 @@ export function createModelBank(o) {
    *   the plan counts each send's load as (1 + this) × the estimate
    */
   function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0 }) {
-    weigh();
-    const noiseVariance = o.excessNoiseWeight * excessNoise();
     let rate = Infinity;
-    for (const m of models) {
-      if (m.z === null) continue;
-      const estimate = plannedEstimate(m, pushMargin, noiseVariance);
-      m.lastMaxUnitLoad = maxUnitLoadOf(estimate, aimRps, m.z);
+    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, pushMargin)) {
+      m.lastMaxUnitLoad = maxUnitLoad;
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
         const { baseline, gain, paa } = estimate;
@@ -274,7 +270,7 @@ export function createModelBank(o) {
           committed: m.member.committed,
           currentBin: Math.floor(nowMs / o.binMs),
           baselineRps: baseline,
-          requestsPerSend: gain + m.z * Math.sqrt(paa),
+          requestsPerSend: gain + z * Math.sqrt(paa),
           saturationRps,
           queueLimit: (saturationRps * o.lossQueueMs) / 1000,
           detectionBins,
@@ -287,13 +283,22 @@ export function createModelBank(o) {
   }
 
   /**
-   * A member's estimate as the plan counts it: requests per send × (1 + pushMargin), and room
-   * in the baseline's variance for the load noise the filters do not explain (see excessNoise).
-   * @param {typeof models[number]} m @param {number} pushMargin @param {number} noiseVariance
+   * The members that still count, after weighing them, each with its estimate as the plan
+   * counts it (requests per send × (1 + pushMargin), and room in the baseline's variance for
+   * the load noise the filters do not explain: see excessNoise) and the push load X* that
+   * estimate allows under `aimRps` at the member's caution.
+   * @param {number} aimRps @param {number} pushMargin
    */
-  function plannedEstimate(m, pushMargin, noiseVariance) {
-    const learned = m.member.estimate();
-    return { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
+  function counting(aimRps, pushMargin) {
+    weigh();
+    const noiseVariance = o.excessNoiseWeight * excessNoise();
+    return models.flatMap((m) => {
+      const z = m.z;
+      if (z === null) return [];
+      const learned = m.member.estimate();
+      const estimate = { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
+      return [{ m, z, estimate, maxUnitLoad: maxUnitLoadOf(estimate, aimRps, z) }];
+    });
   }
 
   /**
@@ -303,12 +308,8 @@ export function createModelBank(o) {
    * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number, pushMargin?: number }} input
    */
   function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, pushMargin = 0 }) {
-    weigh();
-    const noiseVariance = o.excessNoiseWeight * excessNoise();
     let rate = Infinity;
-    for (const m of models) {
-      if (m.z === null) continue;
-      const maxUnitLoad = maxUnitLoadOf(plannedEstimate(m, pushMargin, noiseVariance), aimRps, m.z);
+    for (const { m, maxUnitLoad } of counting(aimRps, pushMargin)) {
       rate = Math.min(rate, m.member.shortCampaignRate({ nowMs, maxUnitLoad, remaining, maxMs, maxRate: o.maxRate }));
       if (rate === 0) break;
     }

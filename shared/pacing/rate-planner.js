@@ -99,9 +99,9 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
    * The short campaign's rate: the highest s such that sending the `remaining` devices evenly
    * at s, within `maxMs`, keeps the committed load plus theirs, s·(K(j − φ) − K(j − φ − M))
    * when they start φ of the way into the current bin and last M = remaining/(s·Δ) bins, at
-   * or under X* less the reserve ρ in every bin (a hard bound:
-   * this is one peak at the capacity at the SLO, not the setpoint's long run, so no softness;
-   * ρ stays free for the sends that are not the campaign's, as in plan). 0: it does not fit
+   * or under X* less the reserve ρ in every bin (a hard bound: this is one peak at the
+   * capacity at the SLO, not the setpoint's long run, so no softness; ρ stays free for the
+   * sends that are not the campaign's, as in plan). 0: it does not fit
    * within maxMs. A narrower box of the same area peaks higher, so the bound is monotone in s
    * (up to the committed load's shape) and bisection finds it.
    * @param {{ nowMs: number, maxUnitLoad: number, committed: (bin: number) => number, remaining: number, maxMs: number, maxRate: number }} input
