@@ -291,7 +291,8 @@ export function createInspectableController(options) {
     // Devices added since (another campaign) make it another campaign: the rule is off.
     const age = firstSendAt === null ? 0 : now - firstSendAt;
     shortLeft -= sent;
-    if (sendsSinceReset === 0 || remaining > shortLeft) shortRate = 0;
+    // (Before the first send shortRate is set afresh below.)
+    if (remaining > shortLeft) shortRate = 0;
     const asked = (sendsSinceReset === 0 || shortRate > 0) && bank.initialised && remaining < Infinity &&
       o.sloCapacityRatio > 1 && o.lossShare === 0 && age < o.shortCampaignMs;
     const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin }) : 0;
