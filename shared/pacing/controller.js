@@ -129,6 +129,10 @@ export function createInspectableController(options) {
   /** @type {{ since: number, from: number } | null} the envelope stale metrics decay: when it started, from which rate */
   let stale = null;
   let lastPlan = 0;
+  /** How far the plan's margin is from settled: 1 at a campaign's start and after a window over the SLO, falling towards 0 while the windows stay under it. */
+  let unsettled = 1;
+  /** The margin the last plan kept free of the capacity at the SLO (sloMargin, or on its way to settledMargin). */
+  let margin = o.sloMargin;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -233,6 +237,10 @@ export function createInspectableController(options) {
         dtMs
       });
       lastWindowAt = now;
+      // The margin (below) is widest where the estimates are least tried: a campaign's first
+      // minutes and the windows after a miss. Each window of the campaign under the SLO takes
+      // it a step towards settledMargin; a window over puts it back.
+      unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
       stale = null;
@@ -256,7 +264,8 @@ export function createInspectableController(options) {
     // free: where the latency curve is flat near the setpoint, 0.8 × the SLO in latency is
     // half the capacity at the SLO in load, and a gateway whose baseline sits near the
     // setpoint left a campaign 7 requests/s of room (sim/families.js worlds that never
-    // finished; docs/pacing.md "A margin in load terms").
+    // finished; docs/pacing.md "A margin in load terms"). While the campaign's windows stay
+    // under the SLO that margin settles towards settledMargin ("A margin that settles").
     // The plan fills the estimate, or less while the operator's prior is on trial
     // (capacity-estimator.js followTrial).
     const estimateRps = capacity.capacity * misses.trim;
@@ -264,7 +273,8 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    const aimRps = Math.max(capacityRps, (1 - o.sloMargin) * sloRps);
+    margin = o.settledMargin === null ? o.sloMargin : o.settledMargin + (o.sloMargin - o.settledMargin) * unsettled;
+    const aimRps = Math.max(capacityRps, (1 - margin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
     // setpoint is the margin ("A margin in proportion to the push load", docs/pacing.md).
@@ -353,6 +363,7 @@ export function createInspectableController(options) {
         ...capacity.snapshot(),
         ...misses.snapshot(),
         planned: lastPlan,
+        margin,
         /** The capacity the plan fills: the estimate, or less during the prior's trial or on a jumpy gateway, × the miss trim. */
         plannedCapacityRps: capacity.planned * misses.trim,
         cap,

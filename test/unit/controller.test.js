@@ -854,6 +854,40 @@ test('a short campaign: one that fits under the capacity at the SLO when sent ev
   assert.ok(w1.rate * 10 >= 10_000, `${w1.rate}/s`);
 });
 
+test('a margin that settles: sloMargin at a campaign\'s start and after a window over the SLO, settledMargin after a long run of windows under it', () => {
+  // The same observations, open loop, into a controller whose margin settles and one whose
+  // does not: the plan's aim (1 − margin) × sloCapacityRatio × capacity is above the capacity
+  // at the setpoint in both, so the margin alone sets the difference in rate.
+  const known = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, shortCampaignMs: 0 };
+  const settling = createInspectableController({ ...known, settledMargin: 0.05, marginSettleMs: 60_000 });
+  const fixed = createInspectableController(known);
+  let now = 0;
+  /** @param {number} sent @param {GatewaySample} gateway */
+  const both = (sent, gateway) => {
+    now += 10_000;
+    return [settling, fixed].map((c) => c.update({ now, sent, gateway, remaining: 1_000_000 }));
+  };
+  for (let i = 0; i < 30; i++) both(0, healthy());
+  // Before the first send: the widest margin.
+  assert.equal(settling.snapshot().margin, 0.2);
+  for (let i = 0; i < 60; i++) both(500, healthy(450));
+  // Ten minutes of windows under the SLO, at a time constant of one: within 0.1% of settled.
+  assert.ok(Math.abs(settling.snapshot().margin - 0.05) < 0.001, `margin ${settling.snapshot().margin}`);
+  assert.equal(fixed.snapshot().margin, 0.2);
+  const [settled, unsettled] = both(500, healthy(450));
+  assert.ok(settled.rate > unsettled.rate, `settled ${settled.rate}/s, fixed ${unsettled.rate}/s`);
+  // One window over the SLO puts the whole margin back at once...
+  both(500, { p95Ms: 450, p99Ms: 600, errorRatio: 0, rps: 450 });
+  assert.equal(settling.snapshot().margin, 0.2);
+  // ...and it settles again, one step a window: after one window under the SLO, e^(−1/6) of the way back.
+  both(500, healthy(450));
+  const expected = 0.05 + 0.15 * Math.exp(-10_000 / 60_000);
+  assert.ok(Math.abs(settling.snapshot().margin - expected) < 1e-9, `margin ${settling.snapshot().margin}, expected ${expected}`);
+  // A margin that would widen as it settles is refused.
+  assert.throws(() => createController({ sloMargin: 0.2, settledMargin: 0.3 }), /settledMargin \(0.3\) must be ≤ sloMargin \(0.2\)/);
+  assert.throws(() => createController({ settledMargin: 0.1, marginSettleMs: 0 }), /marginSettleMs must be > 0/);
+});
+
 test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
   const reserveShare = 0.1;
   const { kernel, planner } = await defaultKernelPlanner({ softness: 0.01, reserveShare });
