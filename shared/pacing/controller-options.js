@@ -58,8 +58,8 @@ import { InputError } from '../errors.js';
  * @property {number} capacityEnvelopeMs  on a gateway whose p95 jumps between windows, the plan fills the lowest capacity estimate of this long, in whole windows (0: off)
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
- * @property {number | null} settledMargin  with sloCapacityRatio known, the margin a campaign's plan settles to, from sloMargin, while its windows stay under the SLO (null: off, sloMargin throughout)
- * @property {number} marginSettleMs    the time constant of that settling; a window over the SLO starts it again
+ * @property {number | null} settledMargin  with sloCapacityRatio known, the margin a campaign's plan settles to, from sloMargin, while its windows stay under the SLO (null, or at least sloMargin: off, sloMargin throughout; docs/pacing.md "A margin that settles")
+ * @property {number} marginSettleMs    the time constant of that settling (> 0); a campaign's start and each window over the SLO put the margin back at sloMargin
  * @property {number} shortCampaignMs   with sloCapacityRatio known, a campaign whose whole wake-up load, planned at each member's caution, fits under the capacity at the SLO when sent evenly within this long of its first send goes out that fast (0: off; docs/pacing.md "A short campaign")
  * @property {number} pushMargin        with sloCapacityRatio known, the plan counts each send's predicted load as (1 + this) × the estimate: a margin in proportion to the push load, not to the capacity (0: none; off by default, docs/pacing.md "A margin in proportion to the push load")
  *
@@ -135,7 +135,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEnvelopeMs: 60_000,
   sloCapacityRatio: 1,
   sloMargin: 0.2,
-  settledMargin: null,
+  settledMargin: 0.15,
   marginSettleMs: 600_000,
   shortCampaignMs: 300_000,
   pushMargin: 0,
@@ -210,7 +210,6 @@ export function resolveControllerOptions(options = {}) {
   if (o.missFloor > 1) throw new InputError(`controller option missFloor must be ≤ 1 (a share of the capacity estimate), got ${o.missFloor}`);
   if (o.lossShare >= 1) throw new InputError(`controller option lossShare must be < 1 (a share of the capacity), got ${o.lossShare}`);
   if (o.sloMargin >= 1) throw new InputError(`controller option sloMargin must be < 1 (a share of the capacity at the SLO), got ${o.sloMargin}`);
-  if (o.settledMargin !== null && o.settledMargin > o.sloMargin) throw new InputError(`controller option settledMargin (${o.settledMargin}) must be ≤ sloMargin (${o.sloMargin}): the margin settles from sloMargin down to it`);
   if (o.sloCapacityRatio < 1) throw new InputError(`controller option sloCapacityRatio must be ≥ 1 (the capacity at the SLO over the capacity at the setpoint), got ${o.sloCapacityRatio}`);
   if (o.saturationRatio < 1) throw new InputError(`controller option saturationRatio must be ≥ 1 (full-CPU throughput over the capacity at the setpoint), got ${o.saturationRatio}`);
   if (o.likelihoodWeight > 1) throw new InputError(`controller option likelihoodWeight must be ≤ 1 (a window counts at most as one independent observation), got ${o.likelihoodWeight}`);

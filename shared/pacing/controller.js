@@ -273,7 +273,8 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    margin = o.settledMargin === null ? o.sloMargin : o.settledMargin + (o.sloMargin - o.settledMargin) * unsettled;
+    const settledMargin = Math.min(o.settledMargin ?? o.sloMargin, o.sloMargin);
+    margin = settledMargin + (o.sloMargin - settledMargin) * unsettled;
     const aimRps = Math.max(capacityRps, (1 - margin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the

@@ -860,7 +860,7 @@ test('a margin that settles: sloMargin at a campaign\'s start and after a window
   // at the setpoint in both, so the margin alone sets the difference in rate.
   const known = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, shortCampaignMs: 0 };
   const settling = createInspectableController({ ...known, settledMargin: 0.05, marginSettleMs: 60_000 });
-  const fixed = createInspectableController(known);
+  const fixed = createInspectableController({ ...known, settledMargin: null });
   let now = 0;
   /** @param {number} sent @param {GatewaySample} gateway */
   const both = (sent, gateway) => {
@@ -883,8 +883,10 @@ test('a margin that settles: sloMargin at a campaign\'s start and after a window
   both(500, healthy(450));
   const expected = 0.05 + 0.15 * Math.exp(-10_000 / 60_000);
   assert.ok(Math.abs(settling.snapshot().margin - expected) < 1e-9, `margin ${settling.snapshot().margin}, expected ${expected}`);
-  // A margin that would widen as it settles is refused.
-  assert.throws(() => createController({ sloMargin: 0.2, settledMargin: 0.3 }), /settledMargin \(0.3\) must be ≤ sloMargin \(0.2\)/);
+  // A settled margin at or above sloMargin never widens it: sloMargin throughout.
+  const narrow = createInspectableController({ ...known, sloMargin: 0.1 });
+  for (let i = 0; i < 30; i++) narrow.update({ now: 10_000 * i, sent: i < 10 ? 0 : 500, gateway: healthy(450), remaining: 1_000_000 });
+  assert.equal(narrow.snapshot().margin, 0.1);
   assert.throws(() => createController({ settledMargin: 0.1, marginSettleMs: 0 }), /marginSettleMs must be > 0/);
 });
 
