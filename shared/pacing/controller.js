@@ -90,6 +90,8 @@ export function createInspectableController(options) {
   const o = resolveControllerOptions(options);
   const bank = createModelBank(o);
   const setpointMs = o.setpointRatio * o.sloP95Ms;
+  /** The margin a campaign's plan settles to: never wider than sloMargin ("A margin that settles"). */
+  const settledMargin = Math.min(o.settledMargin ?? o.sloMargin, o.sloMargin);
   const capacity = createCapacityEstimator({
     capacityRps: o.capacityRps,
     setpointMs,
@@ -273,7 +275,6 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    const settledMargin = Math.min(o.settledMargin ?? o.sloMargin, o.sloMargin);
     margin = settledMargin + (o.sloMargin - settledMargin) * unsettled;
     const aimRps = Math.max(capacityRps, (1 - margin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
