@@ -72,7 +72,7 @@ export function createShapeMember(o, medianFactor, sigmaFactor) {
     windowSeconds: o.metricsWindowMs / 1000,
     ...plausibleBounds(o)
   });
-  const planner = createRatePlanner({ kernel, cumulative: cumulativeKernel(kernel), binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare, horizonShare: o.planHorizonShare });
+  const planner = createRatePlanner({ kernel, cumulative: cumulativeKernel(kernel), binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare });
   /** @param {MetricsWindow} w */
   const unitLoadOf = (w) => ledger.meanOver(w.windowStartMs, w.windowEndMs);
   const shapeErrors = shapeErrorLedgers(o, medianFactor, sigmaFactor);
@@ -174,7 +174,7 @@ export function createLearnedMember(o, nominalKernel) {
 
   /** @param {Float64Array} kernel */
   function plannerFor(kernel) {
-    return createRatePlanner({ kernel, cumulative: cumulativeKernel(kernel), binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare, horizonShare: o.planHorizonShare });
+    return createRatePlanner({ kernel, cumulative: cumulativeKernel(kernel), binMs: o.binMs, softness: o.planSoftness, reserveShare: o.reserveShare });
   }
 
   /** The planner for the learned shape as it is now (rebuilt only when an update changed it). */

@@ -71,7 +71,6 @@ import { InputError } from '../errors.js';
  * Estimation
  * @property {number} confidence        standard deviations of the predicted load kept under capacity
  * @property {number} planSoftness      share by which the plan lets predicted load exceed its bound, for a smooth rate (soft constraint)
- * @property {number} planHorizonShare  how long the plan assumes the rate it chooses holds before its continuation, as a share of each member's median open delay (at least the decision interval; 0: the interval). Longer: a correction spread over more sends, smaller swings (docs/pacing.md "The plan's horizon")
  * @property {number} reserveShare      with the devices remaining known, the plan keeps room after the campaigns' last sends for this share of the steady rate (transactional sends, the next campaign), and the rate never falls below it while it fits
  * @property {number} baselineDrift     random walk of the baseline, share per √minute
  * @property {number} gainDrift         random walk of requests per send, share per √minute
@@ -151,7 +150,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 
   confidence: 2,
   planSoftness: 0.01,
-  planHorizonShare: 0,
   reserveShare: 0.1,
   baselineDrift: 0.005,
   gainDrift: 0.003,

@@ -55,13 +55,13 @@
 const END_RESERVE_FACTOR = 2;
 
 /**
- * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number, softness: number, reserveShare?: number, horizonShare?: number }} model
- *   reserveShare: ρ/X̃, the room kept after the last remaining device for other sends (and the rate's floor);
- *   horizonShare: how long the plan assumes r holds before the continuation, as a share of the
- *   kernel's median lag (at least the interval; 0: the interval)
+ * @param {{ kernel: Float64Array, cumulative: Float64Array, binMs: number, softness: number, reserveShare?: number }} model
+ *   reserveShare: ρ/X̃, the room kept after the last remaining device for other sends (and the rate's floor)
  */
-export function createRatePlanner({ kernel, cumulative, binMs, softness, reserveShare = 0, horizonShare = 0 }) {
-  const horizonMs = horizonShare * medianLagMs(cumulative, binMs);
+export function createRatePlanner({ kernel, cumulative, binMs, softness, reserveShare = 0 }) {
+  let sumSquares = 0;
+  for (const k of kernel) sumSquares += k * k;
+
   /**
    * @param {object} input
    * @param {number} input.nowMs
@@ -76,14 +76,19 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
     if (!(maxUnitLoad > 0)) return 0;
     const target = maxUnitLoad / (1 + softness);
     const reserve = reserveShare * target;
+    const pulse = Math.min(1, intervalMs / binMs);
+    /** @type {Plan} */
+    const p = {
+      target,
+      pulse,
+      theta: softness * sumSquares * pulse * pulse * target,
+      maxRate,
+      // U(j) - X̃: the committed load's excess before r and the continuation.
+      excess: Float64Array.from(kernel, (_, j) => committed(Math.floor(nowMs / binMs) + j) - target)
+    };
     /** Continuation bins left after sending at r for this interval. @param {number} r */
     const continuationBins = (r) => Math.max(0, remaining - r * (intervalMs / 1000)) / (target * (binMs / 1000));
-    const firstBin = Math.floor(nowMs / binMs);
-    // Towards the end r holds for this interval only, so that sending what is left now is one
-    // of the plans; before, for the plan's horizon (docs/pacing.md "The plan's horizon").
-    const end = continuationBins(maxRate) < kernel.length;
-    const p = planHeld(end ? intervalMs : Math.max(intervalMs, horizonMs), target, maxRate, committed, firstBin);
-    const rate = end
+    const rate = continuationBins(maxRate) < kernel.length
       ? continuationToEnd(p, Math.min(target, END_RESERVE_FACTOR * reserve), continuationBins, remaining / (intervalMs / 1000))
       : steadyContinuation(p, target);
     // The floor: min(ρ, the plan "r now, ρ for ever"), needed only when the rate is under ρ.
@@ -132,48 +137,19 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
   }
 
   /**
-   * What every candidate plan of one update shares, with r held for `heldMs` before the
-   * continuation: p_j = K(j) − K(j − held/Δ), the unit load in bin j of sending at 1/s while r
-   * holds (κ_j·T/Δ for a pulse within one bin), and θ = s·Σp_j² (the steady state is then
-   * r = X̃·(1 + s) whatever the horizon).
-   * @param {number} heldMs @param {number} target  X̃ @param {number} maxRate
-   * @param {(bin: number) => number} committed @param {number} firstBin
-   * @returns {Plan}
-   */
-  function planHeld(heldMs, target, maxRate, committed, firstBin) {
-    const heldBins = heldMs / binMs;
-    // The kernel's bins from now and, for a longer hold, those of its last sends' load.
-    const length = heldBins <= 1 ? kernel.length : kernel.length + Math.ceil(heldBins);
-    const response = heldBins <= 1
-      ? Float64Array.from({ length }, (_, j) => heldBins * kernel[j])
-      : Float64Array.from({ length }, (_, j) => cumulativeAt(j) - cumulativeAt(j - heldBins));
-    let sumSquares = 0;
-    for (const v of response) sumSquares += v * v;
-    return {
-      target,
-      response,
-      start: Math.max(1, heldBins),
-      theta: softness * sumSquares * target,
-      maxRate,
-      // U(j) - X̃: the committed load's excess before r and the continuation.
-      excess: Float64Array.from({ length }, (_, j) => committed(firstBin + j) - target)
-    };
-  }
-
-  /**
    * The best r when the continuation is a steady rate c for ever: e_j(r) = U(j) + r·p_j +
    * c·K(j-1) - X̃ is increasing in r, J is concave, and its maximum solves
    * Σ_j p_j·max(0, e_j(r)) = θ·X̃ (bisection).
    * @param {Plan} p
    * @param {number} c  the continuation's rate, in unit load
    */
-  function steadyContinuation({ excess, response, start, theta, maxRate, target }, c) {
-    const base = withContinuation(excess, c, start);
+  function steadyContinuation({ excess, pulse, theta, maxRate, target }, c) {
+    const base = withContinuation(excess, c);
     /** Σ p_j·max(0, e_j(r)) - θ·X̃: increasing in r. @param {number} r */
     const marginal = (r) => {
       let sum = 0;
-      for (let j = 0; j < base.length; j++) {
-        const pj = response[j];
+      for (let j = 0; j < kernel.length; j++) {
+        const pj = pulse * kernel[j];
         const e = base[j] + r * pj;
         if (e > 0) sum += pj * e;
       }
@@ -205,14 +181,14 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
    * @param {number} allNow            the rate that sends everything left in this interval
    */
   function continuationToEnd(p, reserve, continuationBins, allNow) {
-    const { excess, response, start, theta, maxRate, target } = p;
-    const withTarget = withContinuation(excess, target, start);
+    const { excess, pulse, theta, maxRate, target } = p;
+    const withTarget = withContinuation(excess, target);
     /** J(r)·2θX̃ (θX̃ is `theta` here). @param {number} r */
     const objective = (r) => {
       const m = continuationBins(r);
       let penalty = 0;
-      for (let j = 0; j < withTarget.length; j++) {
-        const e = withTarget[j] + r * response[j] - (j < start ? 0 : (target - reserve) * cumulativeAt(j - start - m));
+      for (let j = 0; j < kernel.length; j++) {
+        const e = withTarget[j] + r * pulse * kernel[j] - (j === 0 ? 0 : (target - reserve) * cumulativeAt(j - 1 - m));
         if (e > 0) penalty += e * e;
       }
       return 2 * theta * r - penalty;
@@ -243,13 +219,9 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
     return Math.max(fa, fb) >= bestValue ? refined : candidates[best];
   }
 
-  /**
-   * e_j before r: the excess plus a continuation at c for ever once r's horizon ends, c·K(j − start)
-   * (from the next bin, c·K(j − 1), when r holds for one bin at most).
-   * @param {Float64Array} excess @param {number} c @param {number} start  bins r holds for, at least 1
-   */
-  function withContinuation(excess, c, start) {
-    return Float64Array.from(excess, (e, j) => e + c * (j < start ? 0 : cumulativeAt(j - start)));
+  /** e_j before r: the excess plus a continuation at c for ever from the next bin, c·K(j-1). @param {Float64Array} excess @param {number} c */
+  function withContinuation(excess, c) {
+    return Float64Array.from(excess, (e, j) => e + c * (j === 0 ? 0 : cumulative[j - 1]));
   }
 
   /** K at a fractional lag x, linear within a bin: K(-1) = 0, K(0) = κ(0), …, 1 past the kernel. @param {number} x */
@@ -266,23 +238,9 @@ export function createRatePlanner({ kernel, cumulative, binMs, softness, reserve
 
 /**
  * @typedef {object} Plan  what every candidate plan of one update shares
- * @property {Float64Array} excess  U(j) - X̃ for the bins from now the plan looks at
+ * @property {Float64Array} excess  U(j) - X̃ for the kernel's bins from now
  * @property {number} target        X̃
- * @property {Float64Array} response  p_j: the unit load in bin j of sending at 1/s while r holds
- * @property {number} start         bins r holds for before the continuation, at least 1
+ * @property {number} pulse         T/Δ, at most 1
  * @property {number} theta         θ·X̃
  * @property {number} maxRate
  */
-
-/**
- * The lag by which half of a send's requests have arrived, linear within a bin (bin j spans
- * [jΔ, (j+1)Δ)).
- * @param {Float64Array} cumulative  K(j) @param {number} binMs
- */
-function medianLagMs(cumulative, binMs) {
-  let j = 0;
-  while (j < cumulative.length - 1 && cumulative[j] < 0.5) j++;
-  const before = j === 0 ? 0 : cumulative[j - 1];
-  const within = cumulative[j] > before ? (0.5 - before) / (cumulative[j] - before) : 1;
-  return (j + Math.min(1, Math.max(0, within))) * binMs;
-}
