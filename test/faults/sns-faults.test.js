@@ -1,4 +1,5 @@
-// Each SNS fault the emulator injects leads to exact counts per outcome.
+// Each SNS fault the emulator injects (throttling, 5xx, slow answers, disabled endpoints,
+// permanent errors) leads to exact counts per outcome. A fault test: `npm run test:faults`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
