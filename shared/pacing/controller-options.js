@@ -60,6 +60,9 @@ import { InputError } from '../errors.js';
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
  * @property {number | null} settledMargin  with sloCapacityRatio known, the margin a campaign's plan settles to, from sloMargin, while its windows stay under the SLO (null, or at least sloMargin: off, sloMargin throughout; docs/pacing.md "A margin that settles")
  * @property {number} marginSettleMs    the time constant of that settling (> 0); a campaign's start and each window over the SLO put the margin back at sloMargin
+ * @property {number} noiseMarginZ      with the margin settling and the request rate seen, a campaign whose windows have all stayed under the SLO settles further, to this many standard deviations of the measured load noise as a share of the capacity at the SLO, where that is under settledMargin (0: off; docs/pacing.md "A margin sized by the noise")
+ * @property {number} noiseMarginFloor  and never under this share of the capacity at the SLO
+ * @property {number} noiseMarginAfterMs  and only from this long after the campaign's first send: by then the slowest openers the bank allows (slowOpenerFactor² × openDelayMedianMs, 810 s on the defaults) have shown their wake-ups
  * @property {number} shortCampaignMs   with sloCapacityRatio known, a campaign whose whole wake-up load, planned at each member's caution, fits under the capacity at the SLO when sent evenly within this long of its first send goes out that fast (0: off; docs/pacing.md "A short campaign")
  * @property {number} pushMargin        with sloCapacityRatio known, the plan counts each send's predicted load as (1 + this) × the estimate: a margin in proportion to the push load, not to the capacity (0: none; off by default, docs/pacing.md "A margin in proportion to the push load")
  *
@@ -137,6 +140,9 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   sloMargin: 0.2,
   settledMargin: 0.15,
   marginSettleMs: 600_000,
+  noiseMarginZ: 2.5,
+  noiseMarginFloor: 0.05,
+  noiseMarginAfterMs: 1_800_000,
   shortCampaignMs: 300_000,
   pushMargin: 0,
 

@@ -135,6 +135,8 @@ export function createInspectableController(options) {
   let unsettled = 1;
   /** The margin the last plan kept free of the capacity at the SLO (sloMargin, or on its way to settledMargin). */
   let margin = o.sloMargin;
+  /** A window of the current campaign went over the SLO. */
+  let missedInCampaign = false;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -242,6 +244,9 @@ export function createInspectableController(options) {
       // The margin (below) is widest where the estimates are least tried: a campaign's first
       // minutes and the windows after a miss. Each window of the campaign under the SLO takes
       // it a step towards settledMargin; a window over puts it back.
+      // The noise-sized margin is for a campaign whose windows have all stayed under the SLO.
+      if (sendsSinceReset === 0) missedInCampaign = false;
+      else if (gateway.p95Ms > o.sloP95Ms) missedInCampaign = true;
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
@@ -275,7 +280,14 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    margin = settledMargin + (o.sloMargin - settledMargin) * unsettled;
+    // Optionally (off by default) the margin settles further where the load's measured noise
+    // is small against the capacity at the SLO: to noiseMarginZ of its standard deviations,
+    // never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
+    const age = firstSendAt === null ? 0 : now - firstSendAt;
+    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= o.noiseMarginAfterMs ? bank.loadNoiseRps() : null;
+    const settleTo = noiseRps === null || !(sloRps > 0) ? settledMargin
+      : Math.min(settledMargin, Math.max(o.noiseMarginFloor, (o.noiseMarginZ * noiseRps) / sloRps));
+    margin = settleTo + (o.sloMargin - settleTo) * unsettled;
     const aimRps = Math.max(capacityRps, (1 - margin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
@@ -301,7 +313,6 @@ export function createInspectableController(options) {
     // and go no faster than that: asked afresh mid-campaign, a member sure of a wrong gain (a
     // shape that misfits) sent 72,731 devices at once (exponential/2816701733, tuning seed 12).
     // Devices added since (another campaign) make it another campaign: the rule is off.
-    const age = firstSendAt === null ? 0 : now - firstSendAt;
     shortLeft -= sent;
     // (Before the first send shortRate is set afresh below.)
     if (remaining > shortLeft) shortRate = 0;

@@ -104,7 +104,7 @@ export function createModelBank(o) {
   /** The push load the likeliest member predicted for the last window. */
   let lastPush = 0;
   /** The likeliest member's innovations, averaged over about NOISE_WINDOWS windows (see excessNoise). */
-  const noise = { mean: 0, square: 0, predicted: 0 };
+  const noise = { mean: 0, square: 0, predicted: 0, weight: 0 };
 
   /**
    * One metrics window: every member scores its prediction, then updates its filter.
@@ -149,6 +149,18 @@ export function createModelBank(o) {
     noise.mean += NOISE_SHARE * (innovation - noise.mean);
     noise.square += NOISE_SHARE * (innovation * innovation - noise.square);
     noise.predicted += NOISE_SHARE * (variance - noise.predicted);
+    noise.weight += NOISE_SHARE * (1 - noise.weight);
+  }
+
+  /**
+   * The window-to-window load noise in all (rps, one standard deviation): the likeliest
+   * member's innovations around their mean, counting, baseline and model errors together.
+   * Corrected for the averages' start at 0; null before any window.
+   */
+  function loadNoiseRps() {
+    if (!(noise.weight > 0)) return null;
+    const mean = noise.mean / noise.weight;
+    return Math.sqrt(Math.max(0, noise.square / noise.weight - mean * mean));
   }
 
   /** The excess variance (rps²) of the innovations over the predicted, never below 0. */
@@ -358,6 +370,7 @@ export function createModelBank(o) {
     coldStartLoad,
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,
+    loadNoiseRps,
     get initialised() { return nominal.initialised; },
     /** For logs and charts. */
     snapshot() {

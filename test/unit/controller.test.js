@@ -890,6 +890,45 @@ test('a margin that settles: sloMargin at a campaign\'s start and after a window
   assert.throws(() => createController({ settledMargin: 0.1, marginSettleMs: 0 }), /marginSettleMs must be > 0/);
 });
 
+test('a margin sized by the noise: past noiseMarginAfterMs, with every window under the SLO, the margin settles to z load-noise deviations of the capacity at the SLO', () => {
+  // Open loop: the same windows into a controller with the noise margin and one without.
+  // The aim (1 − margin) × 1.6 × capacity is above the capacity at the setpoint throughout.
+  const known = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, settledMargin: 0.15, marginSettleMs: 60_000, shortCampaignMs: 0 };
+  const run = (/** @type {(i: number) => number | null} */ rpsAt, { overAt = -1, windows = 150 } = {}) => {
+    const sized = createInspectableController({ ...known, noiseMarginZ: 2.5, noiseMarginFloor: 0.05, noiseMarginAfterMs: 600_000 });
+    const plain = createInspectableController({ ...known, noiseMarginZ: 0 });
+    /** @type {{ sized: number, plain: number, sizedRate: number, plainRate: number }[]} */
+    const trace = [];
+    for (let i = 0; i < 30 + windows; i++) {
+      const sending = i >= 30;
+      const gateway = i === overAt ? { p95Ms: 450, p99Ms: 600, errorRatio: 0, rps: 450 } : { ...healthy(), rps: rpsAt(i) };
+      const [a, b] = [sized, plain].map((c) => c.update({ now: 10_000 * (i + 1), sent: sending ? 500 : 0, gateway, remaining: 1_000_000 }));
+      trace.push({ sized: sized.snapshot().margin, plain: plain.snapshot().margin, sizedRate: a.rate, plainRate: b.rate });
+    }
+    return trace;
+  };
+  // Load noise of ±5 requests/s: 2.5 deviations are under 1% of the 1,600 at the SLO, so the floor.
+  const calm = run((i) => 450 + (i % 2 ? 5 : -5));
+  // Five minutes into the campaign (before noiseMarginAfterMs) both margins are the same.
+  assert.equal(calm[30 + 30].sized, calm[30 + 30].plain);
+  const last = calm.at(-1);
+  assert.ok(Math.abs(last.plain - 0.15) < 0.001, `plain ${last.plain}`);
+  assert.ok(last.sized < 0.06 && last.sized >= 0.05, `sized ${last.sized}`);
+  assert.ok(last.sizedRate > last.plainRate, `sized ${last.sizedRate}/s, plain ${last.plainRate}/s`);
+  // Load noise of ±150 requests/s: 2.5 deviations are over 15% of the capacity at the SLO, so settledMargin.
+  const noisy = run((i) => 450 + (i % 2 ? 150 : -150));
+  assert.ok(Math.abs(noisy.at(-1).sized - 0.15) < 0.001, `noisy ${noisy.at(-1).sized}`);
+  // One window over the SLO in the campaign: back to sloMargin, then settledMargin at the
+  // least for the rest of the campaign, however calm.
+  const missed = run((i) => 450 + (i % 2 ? 5 : -5), { overAt: 50, windows: 250 });
+  assert.equal(missed[50].sized, 0.2);
+  assert.ok(missed.slice(51).every((m) => m.sized >= 0.15 - 1e-12), 'never under settledMargin after the miss');
+  assert.ok(Math.abs(missed.at(-1).sized - 0.15) < 0.001, `missed ${missed.at(-1).sized}`);
+  // A latency-only source has no load noise to size by: settledMargin.
+  const blind = run(() => null);
+  assert.ok(Math.abs(blind.at(-1).sized - 0.15) < 0.001, `latency-only ${blind.at(-1).sized}`);
+});
+
 test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
   const reserveShare = 0.1;
   const { kernel, planner } = await defaultKernelPlanner({ softness: 0.01, reserveShare });
