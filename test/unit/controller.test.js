@@ -911,22 +911,22 @@ test('a margin sized by the noise: past noiseMarginAfterMs, with every window un
   const calm = run((i) => 450 + (i % 2 ? 5 : -5));
   // Five minutes into the campaign (before noiseMarginAfterMs) both margins are the same.
   assert.equal(calm[30 + 30].sized, calm[30 + 30].plain);
-  const last = calm.at(-1);
+  const last = calm[calm.length - 1];
   assert.ok(Math.abs(last.plain - 0.15) < 0.001, `plain ${last.plain}`);
   assert.ok(last.sized < 0.06 && last.sized >= 0.05, `sized ${last.sized}`);
   assert.ok(last.sizedRate > last.plainRate, `sized ${last.sizedRate}/s, plain ${last.plainRate}/s`);
   // Load noise of ±150 requests/s: 2.5 deviations are over 15% of the capacity at the SLO, so settledMargin.
   const noisy = run((i) => 450 + (i % 2 ? 150 : -150));
-  assert.ok(Math.abs(noisy.at(-1).sized - 0.15) < 0.001, `noisy ${noisy.at(-1).sized}`);
+  assert.ok(Math.abs(noisy[noisy.length - 1].sized - 0.15) < 0.001, `noisy ${noisy[noisy.length - 1].sized}`);
   // One window over the SLO in the campaign: back to sloMargin, then settledMargin at the
   // least for the rest of the campaign, however calm.
   const missed = run((i) => 450 + (i % 2 ? 5 : -5), { overAt: 50, windows: 250 });
   assert.equal(missed[50].sized, 0.2);
   assert.ok(missed.slice(51).every((m) => m.sized >= 0.15 - 1e-12), 'never under settledMargin after the miss');
-  assert.ok(Math.abs(missed.at(-1).sized - 0.15) < 0.001, `missed ${missed.at(-1).sized}`);
+  assert.ok(Math.abs(missed[missed.length - 1].sized - 0.15) < 0.001, `missed ${missed[missed.length - 1].sized}`);
   // A latency-only source has no load noise to size by: settledMargin.
   const blind = run(() => null);
-  assert.ok(Math.abs(blind.at(-1).sized - 0.15) < 0.001, `latency-only ${blind.at(-1).sized}`);
+  assert.ok(Math.abs(blind[blind.length - 1].sized - 0.15) < 0.001, `latency-only ${blind[blind.length - 1].sized}`);
 });
 
 test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
