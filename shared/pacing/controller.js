@@ -243,8 +243,9 @@ export function createInspectableController(options) {
       lastWindowAt = now;
       // The margin (below) is widest where the estimates are least tried: a campaign's first
       // minutes and the windows after a miss. Each window of the campaign under the SLO takes
-      // it a step towards settledMargin; a window over puts it back.
-      // The noise-sized margin is for a campaign whose windows have all stayed under the SLO.
+      // it a step towards settledMargin; a window over puts it back. A campaign with any
+      // window over keeps settledMargin at least: the margin sized by the noise is for
+      // campaigns whose every window stayed under the SLO.
       if (sendsSinceReset === 0) missedInCampaign = false;
       else if (gateway.p95Ms > o.sloP95Ms) missedInCampaign = true;
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
@@ -280,8 +281,9 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    // Optionally (off by default) the margin settles further where the load's measured noise
-    // is small against the capacity at the SLO: to noiseMarginZ of its standard deviations,
+    // From noiseMarginAfterMs into a campaign with no window over, and with a source that
+    // reports the request rate, the margin settles further where the measured load noise is
+    // small against the capacity at the SLO: to noiseMarginZ of its standard deviations,
     // never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
     const age = firstSendAt === null ? 0 : now - firstSendAt;
     const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= o.noiseMarginAfterMs ? bank.loadNoiseRps() : null;
