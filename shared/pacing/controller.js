@@ -20,6 +20,9 @@ import { createMissFeedback } from './miss-feedback.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
+/** The least wait before the margin settles to the noise (noiseMarginAfterMs null): tuned on the default prior, whose slowest openers' median is 810 s. */
+const NOISE_MARGIN_AFTER_MS = 1_800_000;
+
 /** @typedef {import('../types.js').GatewaySample} GatewaySample  one metrics window of the API gateway (rps null: a latency-only source) */
 
 /**
@@ -115,6 +118,8 @@ export function createInspectableController(options) {
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
+  /** When the margin may settle to the noise: once the slowest openers the bank allows have shown their wake-ups. */
+  const noiseMarginAfterMs = o.noiseMarginAfterMs ?? Math.max(NOISE_MARGIN_AFTER_MS, 2 * Math.max(1, o.slowOpenerFactor) ** 2 * o.openDelayMedianMs);
 
   /** @type {number | null} */
   let lastNow = null;
@@ -286,7 +291,7 @@ export function createInspectableController(options) {
     // small against the capacity at the SLO: to noiseMarginZ of its standard deviations,
     // never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
     const age = firstSendAt === null ? 0 : now - firstSendAt;
-    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= o.noiseMarginAfterMs ? bank.loadNoiseRps() : null;
+    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= noiseMarginAfterMs ? bank.loadNoiseRps() : null;
     const settleTo = noiseRps === null || !(sloRps > 0) ? settledMargin
       : Math.min(settledMargin, Math.max(o.noiseMarginFloor, (o.noiseMarginZ * noiseRps) / sloRps));
     margin = settleTo + (o.sloMargin - settleTo) * unsettled;

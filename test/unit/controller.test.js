@@ -929,6 +929,27 @@ test('a margin sized by the noise: past noiseMarginAfterMs, with every window un
   assert.ok(Math.abs(blind[blind.length - 1].sized - 0.15) < 0.001, `latency-only ${blind[blind.length - 1].sized}`);
 });
 
+test('a margin sized by the noise waits, by default, for twice the slowest openers\' median delay where that is over 30 minutes', () => {
+  // slowOpenerFactor 4 on a 2-minute prior: the slowest members' median is 32 minutes, so
+  // the margin may settle to the noise from 64 minutes, not 30.
+  const options = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, settledMargin: 0.15, marginSettleMs: 60_000, shortCampaignMs: 0, openDelayMedianMs: 120_000, slowOpenerFactor: 4 };
+  const slow = createInspectableController(options);
+  const explicit = createInspectableController({ ...options, noiseMarginAfterMs: 1_800_000 });
+  /** @type {number[][]} */
+  const margins = [];
+  for (let i = 0; i < 30 + 420; i++) {
+    const gateway = { ...healthy(), rps: 450 + (i % 2 ? 5 : -5) };
+    for (const c of [slow, explicit]) c.update({ now: 10_000 * (i + 1), sent: i >= 30 ? 500 : 0, gateway, remaining: 1_000_000 });
+    margins.push([slow.snapshot().margin, explicit.snapshot().margin]);
+  }
+  // 40 minutes in: the explicit 30 minutes have passed, the derived 64 have not.
+  const [slowAt40, explicitAt40] = margins[30 + 240];
+  assert.ok(Math.abs(slowAt40 - 0.15) < 0.001 && explicitAt40 < 0.1, `at 40 min: derived ${slowAt40}, explicit ${explicitAt40}`);
+  // 70 minutes in: both have settled to the noise.
+  const [slowAt70] = margins[30 + 420 - 1];
+  assert.ok(slowAt70 < 0.1, `at 70 min: derived ${slowAt70}`);
+});
+
 test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
   const reserveShare = 0.1;
   const { kernel, planner } = await defaultKernelPlanner({ softness: 0.01, reserveShare });
