@@ -51,6 +51,17 @@ test('--options change the traced controller, and only known options are taken',
   assert.throws(() => parseControllerOptions('{'), /a JSON object of controller options/);
 });
 
+test('--knows tells the traced controller what sim/tune.js --knows tells it, and only known parts are taken', () => {
+  const told = traceWorld('small', WORLD, { knows: ['wake-up', 'request-rate'] });
+  const truth = told.scenario.wakeUp;
+  assert.equal(told.controller.openProbability, truth.openProbability);
+  assert.equal(told.controller.requestsPerOpen, truth.requestsPerOpen);
+  assert.equal(told.scenario.metrics.reportsRps, true);
+  // An option given beside it wins, as in sim/tune.js.
+  assert.equal(traceWorld('small', WORLD, { knows: ['wake-up'], options: { openProbability: 0.5 } }).controller.openProbability, 0.5);
+  assert.throws(() => traceWorld('small', WORLD, { knows: ['everything'] }), (e) => e instanceof InputError && /--knows everything: known are wake-up, gateway, request-rate/.test(e.message));
+});
+
 test('the held-out and confirmation worlds are refused; tuning worlds are not', () => {
   const seeds = JSON.parse(readFileSync(new URL('../../sim/held-out-seeds.json', import.meta.url), 'utf8'));
   assert.throws(() => refuseHeldOut('lognormal', worldSeed('lognormal', seeds.heldOut.lognormal, 3)), (e) => e instanceof InputError && /world 3 of the held-out seed/.test(e.message));
