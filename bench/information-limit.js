@@ -101,9 +101,10 @@ export function formatInformationLimitSection(r) {
 
 /**
  * The blind bound's twins: a wake-up with more requests (× 3, 5, 10), one whose users open
- * FAST_FACTOR times sooner, and both at once; each only where the family could have drawn it.
+ * FAST_FACTOR times sooner, both at once, and a late wave added to a one-wave world (× 2 and
+ * × 3 the requests, the world's own wave unchanged); each only where the family could have drawn it.
  */
-const BLIND_TWINS = /** @type {const} */ ([['gain', 3], ['gain', 5], ['gain', 10], ['fast', FAST_FACTOR], ['fast+gain', 3], ['fast+gain', 5]]);
+const BLIND_TWINS = /** @type {const} */ ([['gain', 3], ['gain', 5], ['gain', 10], ['fast', FAST_FACTOR], ['fast+gain', 3], ['fast+gain', 5], ['late', 2], ['late', 3]]);
 const BLIND_ROOMS = /** @type {const} */ (['slo', 'throughput']);
 
 /**
@@ -151,6 +152,7 @@ export function formatBlindBoundSection(r) {
     `${r.count} held-out worlds per quiet family (sim/held-out-seeds.json), ${(r.runtimeMs / 1000).toFixed(0)} s; no controller runs. ` +
     'No metrics window showing a campaign\'s wake-ups can be read before the window\'s length plus the lag, so every controller sends the same in a world and ' +
     'in its twins (same gateway, baseline and audience) until then, and those sends\' load on the twin must fit the twin by itself. ' +
+    'A late twin differs only in a wave 20 minutes later, so its blind time lasts until that wave could first show: the detectability of the difference reaching 1, plus the lag, had the whole audience gone out in the first second. ' +
     'The smallest time that sends the world\'s audience within its own room (the oracle\'s program) while its blind sends also fit the twin is a lower bound for every such controller. ' +
     '"Limited": that bound is over the stretch × the informed oracle\'s simulated time. Room: `slo`, the twin\'s SLO capacity as the oracle plans with it (windows over the SLO); ' +
     '`throughput`, its full-CPU throughput (a queue that grows for the bin). ' +

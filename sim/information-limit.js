@@ -161,6 +161,20 @@ function twinOf(raw, factor, kind) {
 }
 
 /**
+ * The late twin where the family could have drawn it: a world whose users open in one
+ * log-normal wave, and a twin that keeps it as the first of two (share 1/factor, within the
+ * 0.3-0.8 the log-normal family draws for a mixture's first component; sim/families.js), the
+ * second at LATE_WAVE_SECONDS with σ 0.5, also within its range. Null otherwise.
+ * @param {Record<string, any>} raw
+ * @param {number} factor
+ */
+function lateTwinInRange(raw, factor) {
+  const [only, ...more] = raw.wakeUp.openDelay;
+  if (more.length > 0 || only.kind !== 'lognormal' || !(1 / factor >= 0.3 && 1 / factor <= 0.8)) return null;
+  return twinOf(raw, factor, 'late');
+}
+
+/**
  * The informed oracle, recording its sends per second from the campaign's start.
  * @param {number[]} schedule
  * @returns {import('./simulate.js').StrategyFactory}
@@ -297,7 +311,8 @@ function pushLoad({ massPerSecond, requestsPerSend }, schedule, length) {
  * twin. No metrics window that shows a campaign's wake-ups can be read before the window's
  * length plus the lag, so whatever a controller sends before then it sends the same in w and
  * in every twin with the same gateway and baseline (the gain, fast and late twins), however it
- * is built. Those sends' load on the twin must then stay within the twin's room by themselves:
+ * is built. A late twin's first wave is w's own, so it stays blind longer: until its late
+ * wave could first show (lateTwinInRange; the blind time is at least as long). Those sends' load on the twin must then stay within the twin's room by themselves:
  * the sends after it can be stopped, those before it cannot. The smallest number of bins that
  * sends all of w's audience within w's room (the oracle's program, sim/oracle-planner.js) and
  * also keeps the twin's load from the blind bins within the twin's room is a lower bound on the
@@ -322,10 +337,16 @@ export function blindBound(family, seed, { twin = 'gain', factor = 3, stretches 
   const raw = drawScenario(family, seed);
   const scenario = resolveScenario(raw, raw.name);
   const oracleSeconds = simulated ?? /** @type {number} */ (simulate(scenario, 'informed-oracle').completionSeconds);
-  const blindSeconds = scenario.metrics.windowSeconds + scenario.metrics.lagSeconds;
   // 'fast+gain': both at once (sooner, and more), within range for both.
   const fast = twin === 'fast+gain' ? twinOf(raw, factor, 'fast') : null;
-  const twinRaw = twin === 'fast+gain' ? fast && twinOf(fast, factor, 'gain') : twinOf(raw, factor, twin);
+  const twinRaw = twin === 'fast+gain' ? fast && twinOf(fast, factor, 'gain') : twin === 'late' ? lateTwinInRange(raw, factor) : twinOf(raw, factor, twin);
+  // The late twin differs only in a wave that comes minutes later, so it cannot be told apart
+  // as soon as a window shows the campaign's first wake-ups: only once the late wave's own
+  // requests show. At the earliest, that is when they would show had the whole audience been
+  // sent at once in the first second (the most and the earliest sends there can be, so the
+  // largest difference at every moment; sim/information-limit.js whenDistinguishable).
+  const detected = twin === 'late' && twinRaw ? whenDistinguishable(scenario, resolveScenario(twinRaw, twinRaw.name), [scenario.audience]) : null;
+  const blindSeconds = Math.max(scenario.metrics.windowSeconds + scenario.metrics.lagSeconds, detected ?? 0);
   const none = { seed, oracleSeconds, blindSeconds, twinInRange: twinRaw !== null, plainSeconds: null, guardedSeconds: null, limited: stretches.map(() => false) };
   if (!twinRaw || oracleSeconds * (Math.max(...stretches) - 1) >= blindSeconds) return none;
   const known = knownScenario(scenario, 0);

@@ -246,6 +246,22 @@ test('the blind bound: sends made before any window can show their wake-ups must
   assert.deepEqual(long.limited, [false, false]);
 });
 
+test('the late twin: told apart only once its late wave shows, at the earliest as if the whole audience had gone out at once; only where the family draws it', () => {
+  // Tuning world lognormal/3915896670: one log-normal wave, 55 s of metrics lag, the informed
+  // oracle 140 s. Its twin keeps that wave as half the requests and adds a slow one (20 min, σ
+  // 0.5), as the log-normal family's mixtures are drawn. The first window plus the lag (65 s)
+  // shows the campaign's wake-ups, the same in both; the slow wave shows minutes later.
+  const late = blindBound('lognormal', 3915896670, { twin: 'late', factor: 2, room: 'slo' });
+  assert.ok(late.twinInRange);
+  assert.ok(late.blindSeconds > 4 * 65, `blind ${late.blindSeconds} s`);
+  assert.ok(/** @type {number} */ (late.guardedSeconds) > 1.4 * late.oracleSeconds, `guarded ${late.guardedSeconds} s, oracle ${late.oracleSeconds} s`);
+  assert.deepEqual(late.limited, [true, true]);
+  // A bimodal world already has its slow wave, and the families draw no third: no twin.
+  assert.equal(blindBound('bimodal', worldSeed('bimodal', 11, 0), { twin: 'late', factor: 2 }).twinInRange, false);
+  // Nor where the first wave would keep a share the log-normal family does not draw (under 0.3).
+  assert.equal(blindBound('lognormal', 3915896670, { twin: 'late', factor: 4 }).twinInRange, false);
+});
+
 test('the baseline twin: more users nobody pushed, within the drawn range; a request rate tells it apart in the first window, a latency-only source only through the p95', () => {
   // Every drawn baseline is within the highest the family could have drawn for its world.
   for (const family of FAMILY_NAMES) {
