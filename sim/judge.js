@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// The held-out judgement of a controller variant (issue #11): the variant and the controller
+// it would replace, side by side on the worlds of sim/held-out-seeds.json's held-out seeds,
+// with the same oracles' runs for both (they do not depend on the controller). The worlds are
+// shared between worker threads, one per core up to `--workers`: 200 worlds take about 4
+// minutes on the 2-core bench machine.
+//
+//   node sim/judge.js --options '{"noiseMarginZ":2}' [--base '{}'] [--count 25] [--workers 2]
+//
+// Prints one JSON line per controller (its hold-out summary against the targets, as
+// sim/tune.js prints it), then one comparing them world by world. Every run is a judgement of
+// the held-out seeds: run it once, for a variant that has passed a rule written before its
+// tuning runs (sim/tune.js), and record it in bench/RESULTS.md with how many versions the
+// held-out seeds have judged.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { FAMILY_NAMES, worldSeed } from './families.js';
+import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
+import { parseControllerOptions } from '../shared/pacing/controller-options.js';
+import { InputError } from '../shared/errors.js';
+
+/** @typedef {import('./family-evaluation.js').WorldRow} WorldRow */
+/** @typedef {{ family: string, seed: number }} World */
+
+/**
+ * The held-out worlds: `count` of each family, in sim/held-out-seeds.json's order.
+ * @param {number} count
+ * @returns {World[]}
+ */
+export function heldOutWorlds(count) {
+  const { heldOut } = JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8'));
+  return FAMILY_NAMES.flatMap((family) => Array.from({ length: count }, (_, k) => ({ family, seed: worldSeed(family, heldOut[family], k) })));
+}
+
+/**
+ * Both controllers on some worlds; the oracles run once per world.
+ * @param {World[]} worlds
+ * @param {Record<string, unknown>} base
+ * @param {Record<string, unknown>} variant
+ * @returns {Array<{ base: WorldRow, variant: WorldRow }>}
+ */
+export function judgeWorlds(worlds, base, variant) {
+  return worlds.map(({ family, seed }) => {
+    const first = evaluateWorld(family, seed, { controller: base });
+    return { base: first, variant: evaluateWorld(family, seed, { controller: variant, oracles: first }) };
+  });
+}
+
+/**
+ * The two summaries and how the variant's worlds moved: faster or slower by more than 1%.
+ * @param {Array<{ base: WorldRow, variant: WorldRow }>} pairs
+ */
+export function compare(pairs) {
+  /** @param {WorldRow[]} rows @returns {Record<string, number | null>} */
+  const line = (rows) => {
+    const summary = summarise(rows);
+    const targets = Object.fromEntries(checkTargets(summary).map((t) => [t.name, t.value === null ? null : Number(t.value.toFixed(3))]));
+    return { ...targets, notFinished: summary.notFinished, oracleFailures: summary.oracleFailures };
+  };
+  let faster = 0;
+  let slower = 0;
+  for (const { base, variant } of pairs) {
+    if (base.informedRatio === null || variant.informedRatio === null) continue;
+    if (variant.informedRatio < 0.99 * base.informedRatio) faster++;
+    else if (variant.informedRatio > 1.01 * base.informedRatio) slower++;
+  }
+  return { base: line(pairs.map((p) => p.base)), variant: line(pairs.map((p) => p.variant)), worlds: pairs.length, faster, slower };
+}
+
+if (!isMainThread) {
+  const { worlds, base, variant } = /** @type {{ worlds: World[], base: Record<string, unknown>, variant: Record<string, unknown> }} */ (workerData);
+  parentPort?.postMessage(judgeWorlds(worlds, base, variant));
+} else if (import.meta.url === `file://${process.argv[1]}`) {
+  const usage = 'usage: node sim/judge.js --options JSON [--base JSON] [--count 25] [--workers 2]';
+  try {
+    const { values } = parseArgs({ options: { options: { type: 'string' }, base: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, workers: { type: 'string', default: '2' } } });
+    if (values.options === undefined) throw new InputError(`--options is required: the variant to judge\n${usage}`);
+    const variant = parseControllerOptions(values.options);
+    const base = parseControllerOptions(values.base);
+    const count = Number(values.count);
+    const workers = Math.min(Number(values.workers), os.availableParallelism());
+    if (!Number.isInteger(count) || count < 1) throw new InputError(`--count must be a whole number ≥ 1, got ${values.count}\n${usage}`);
+    if (!Number.isInteger(workers) || workers < 1) throw new InputError(`--workers must be a whole number ≥ 1, got ${values.workers}\n${usage}`);
+    const worlds = heldOutWorlds(count);
+    // Dealt out in turn, so that each worker gets a share of every family's slow worlds.
+    const shares = Array.from({ length: workers }, (_, w) => worlds.filter((_, i) => i % workers === w));
+    const parts = await Promise.all(shares.map((share) => new Promise((resolve, reject) => {
+      const worker = new Worker(new URL(import.meta.url), { workerData: { worlds: share, base, variant } });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    })));
+    const result = compare(/** @type {Array<{ base: WorldRow, variant: WorldRow }>} */ (parts.flat()));
+    console.log(JSON.stringify({ controller: 'base', options: base, ...result.base }));
+    console.log(JSON.stringify({ controller: 'variant', options: variant, ...result.variant }));
+    console.log(JSON.stringify({ worlds: result.worlds, faster: result.faster, slower: result.slower }));
+  } catch (error) {
+    process.stderr.write(`judge: ${/** @type {Error} */ (error).message}\n`);
+    const code = /** @type {{ code?: string }} */ (error).code;
+    process.exitCode = error instanceof InputError || code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+  }
+}

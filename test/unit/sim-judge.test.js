@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { heldOutWorlds, judgeWorlds, compare } from '../../sim/judge.js';
+import { worldSeed, FAMILY_NAMES } from '../../sim/families.js';
+
+const run = promisify(execFile);
+const script = new URL('../../sim/judge.js', import.meta.url).pathname;
+
+test('the judge: both controllers on the same worlds with the same oracles, and how the variant moved them', () => {
+  // Tuning worlds stand in for the held-out ones (the judge takes any worlds): the small family
+  // under seed 11, whose informed oracle sends them within a minute or two.
+  const worlds = [1, 2].map((k) => ({ family: 'small', seed: worldSeed('small', 11, k) }));
+  const pairs = judgeWorlds(worlds, {}, { maxRate: 7 });
+  assert.equal(pairs.length, 2);
+  for (const { base, variant } of pairs) {
+    assert.equal(base.seed, variant.seed);
+    assert.deepEqual(variant.informed, base.informed, 'the oracles ran once');
+    assert.ok(base.adaptive.completionSeconds !== null && variant.adaptive.completionSeconds !== null);
+    assert.ok(variant.adaptive.completionSeconds >= base.adaptive.completionSeconds, 'capped at 7 sends/s, no faster');
+  }
+  const result = compare(pairs);
+  assert.equal(result.worlds, 2);
+  assert.equal(result.faster, 0);
+  assert.equal(result.slower, pairs.filter((p) => /** @type {number} */ (p.variant.informedRatio) > 1.01 * /** @type {number} */ (p.base.informedRatio)).length);
+  assert.ok(result.slower >= 1, 'a 7/s cap slows a campaign the oracle sends in a minute');
+  assert.ok(Number(result.variant['median × informed oracle']) > Number(result.base['median × informed oracle']));
+});
+
+test('the held-out worlds: count of each family, from sim/held-out-seeds.json', () => {
+  const worlds = heldOutWorlds(2);
+  assert.equal(worlds.length, 2 * FAMILY_NAMES.length);
+  assert.deepEqual([...new Set(worlds.map((w) => w.family))], [...FAMILY_NAMES]);
+  assert.equal(new Set(worlds.map((w) => w.seed)).size, worlds.length);
+});
+
+test('the judge refuses a run without a variant, and bad options, with exit code 2', async () => {
+  await assert.rejects(run(process.execPath, [script]), (e) => /** @type {any} */ (e).code === 2 && /--options is required/.test(/** @type {any} */ (e).stderr));
+  await assert.rejects(run(process.execPath, [script, '--options', '{"maxrate":7}']), (e) => /** @type {any} */ (e).code === 2 && /maxrate is unknown/.test(/** @type {any} */ (e).stderr));
+  await assert.rejects(run(process.execPath, [script, '--options', '{}', '--count', '0']), (e) => /** @type {any} */ (e).code === 2 && /--count must be a whole number/.test(/** @type {any} */ (e).stderr));
+});
