@@ -9,14 +9,13 @@
 // section; `npm run bench -- forecast` appends it.
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { drawScenario, worldSeed, FAMILY_NAMES } from '../sim/families.js';
+import { drawScenario, worldSeed, FAMILY_NAMES, heldOutSeeds } from '../sim/families.js';
 import { resolveScenario, loadScenario } from '../sim/scenario.js';
 import { simulate } from '../sim/simulate.js';
 import { createAdaptiveStrategy, adaptiveControllerOptions } from '../sim/strategies/adaptive.js';
 import { resolveControllerOptions } from '../shared/pacing/controller-options.js';
 import { liveModelOf } from '../shared/governor/live-model.js';
 import { forecastCampaign } from '../shared/forecast/campaign-forecast.js';
-import { heldOutSeeds } from './holdout.js';
 import { afterFirstCampaign, quietDay, calmTwin } from '../sim/second-campaign.js';
 
 /** The target: the forecast duration within ±20% of the actual in this share of runs. */

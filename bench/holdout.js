@@ -8,19 +8,13 @@
 // `npm run bench -- holdout` appends it. `node bench/holdout.js --confirmation [count]` runs the
 // confirmation seeds instead: once, for a controller that meets every target on the held-out
 // seeds (sim/held-out-seeds.json says why).
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { evaluateFamily, checkTargets, summarise } from '../sim/family-evaluation.js';
-import { FAMILY_NAMES } from '../sim/families.js';
+import { FAMILY_NAMES, heldOutSeeds } from '../sim/families.js';
 
 /** Worlds per family and seed: 2 × 8 × 25 worlds take about 6 minutes on the 2-core bench machine. */
 export const HOLDOUT_COUNT = 25;
-
-/** @returns {{ comment: string, heldOut: Record<string, number>, confirmationComment: string, confirmation: Record<string, number>, tuning: number[] }} */
-export function heldOutSeeds() {
-  return JSON.parse(readFileSync(new URL('../sim/held-out-seeds.json', import.meta.url), 'utf8'));
-}
 
 /** The seeds a run judges the targets on: which set, and how the section names it. */
 const SEED_SETS = Object.freeze({

@@ -8,11 +8,11 @@
 // blind` prints its section, `npm run bench -- blind-bound` appends it.
 import { fileURLToPath } from 'node:url';
 import { informationLimit, blindBound, FAST_FACTOR, LATENCY_RESOLUTION } from '../sim/information-limit.js';
-import { worldSeed, drawScenario } from '../sim/families.js';
+import { worldSeed, drawScenario, heldOutSeeds } from '../sim/families.js';
 import { resolveScenario } from '../sim/scenario.js';
 import { simulate } from '../sim/simulate.js';
 import { CONTROLLER_DEFAULTS } from '../shared/pacing/controller-options.js';
-import { heldOutSeeds, HOLDOUT_COUNT } from './holdout.js';
+import { HOLDOUT_COUNT } from './holdout.js';
 
 /** The families where nothing unannounced happens: the twin is the only thing unknown. */
 const QUIET_FAMILIES = /** @type {const} */ (['lognormal', 'bimodal', 'pareto', 'exponential', 'small']);

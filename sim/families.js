@@ -9,6 +9,7 @@
 // without the request rate), the wake-up behaviour (open probability 2-40%, requests per
 // open, session, delay medians 20 s to 20 min) and the audience. The adaptive strategy gets
 // only what an operator would configure (operatorSettings).
+import { readFileSync } from 'node:fs';
 import { createGatewayModel } from './gateway-model.js';
 import { createRandom } from './random.js';
 import { resolveScenario } from './scenario.js';
@@ -74,6 +75,15 @@ export const DELAY_MEDIAN_RANGES = Object.freeze(/** @type {const} */ ({
 export function delayShapeOf(raw) {
   const shape = /: (\w+) delays/.exec(raw.description ?? '')?.[1];
   return shape && shape in DELAY_MEDIAN_RANGES ? /** @type {keyof typeof DELAY_MEDIAN_RANGES} */ (shape) : null;
+}
+
+/**
+ * The seeds fixed in sim/held-out-seeds.json: the held-out ones (for judging, never for
+ * tuning), the confirmation ones, and the tuning ones.
+ * @returns {{ comment: string, heldOut: Record<string, number>, confirmationComment: string, confirmation: Record<string, number>, tuning: number[] }}
+ */
+export function heldOutSeeds() {
+  return JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8'));
 }
 
 /**

@@ -145,6 +145,17 @@ export function summarise(allRows) {
 /** @typedef {ReturnType<typeof summarise>} Summary */
 
 /**
+ * A summary as one JSON line's fields: each target's value (to 3 decimals; null where there
+ * is none), and the campaigns not finished and the oracles that failed.
+ * @param {ReturnType<typeof summarise>} summary
+ * @returns {Record<string, number | null>}
+ */
+export function targetValues(summary) {
+  const targets = Object.fromEntries(checkTargets(summary).map((t) => [t.name, t.value === null ? null : Number(t.value.toFixed(3))]));
+  return { ...targets, notFinished: summary.notFinished, oracleFailures: summary.oracleFailures };
+}
+
+/**
  * Each target, its value and whether it is met (quiet/eventful targets are met vacuously
  * when there is no such world).
  * @param {Summary} s

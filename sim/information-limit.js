@@ -312,8 +312,8 @@ function pushLoad({ massPerSecond, requestsPerSend }, schedule, length) {
  * length plus the lag, so whatever a controller sends before then it sends the same in w and
  * in every twin with the same gateway and baseline (the gain, fast and late twins), however it
  * is built. A late twin's first wave is w's own, so it stays blind longer: until its late
- * wave could first show (lateTwinInRange; the blind time is at least as long). Those sends' load on the twin must then stay within the twin's room by themselves:
- * the sends after it can be stopped, those before it cannot. The smallest number of bins that
+ * wave could first show (lateTwinInRange; the blind time is at least as long). Those sends'
+ * load on the twin must then stay within the twin's room by themselves: the sends after it can be stopped, those before it cannot. The smallest number of bins that
  * sends all of w's audience within w's room (the oracle's program, sim/oracle-planner.js) and
  * also keeps the twin's load from the blind bins within the twin's room is a lower bound on the
  * time of every controller that keeps w within the oracle's room and the twin within `room`

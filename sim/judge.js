@@ -12,12 +12,11 @@
 // the held-out seeds: run it once, for a variant that has passed a rule written before its
 // tuning runs (sim/tune.js), and record it in bench/RESULTS.md with how many versions the
 // held-out seeds have judged.
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { FAMILY_NAMES, worldSeed } from './families.js';
-import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
+import { FAMILY_NAMES, worldSeed, heldOutSeeds } from './families.js';
+import { evaluateWorld, summarise, targetValues } from './family-evaluation.js';
 import { parseControllerOptions } from '../shared/pacing/controller-options.js';
 import { InputError } from '../shared/errors.js';
 
@@ -30,7 +29,7 @@ import { InputError } from '../shared/errors.js';
  * @returns {World[]}
  */
 export function heldOutWorlds(count) {
-  const { heldOut } = JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8'));
+  const { heldOut } = heldOutSeeds();
   return FAMILY_NAMES.flatMap((family) => Array.from({ length: count }, (_, k) => ({ family, seed: worldSeed(family, heldOut[family], k) })));
 }
 
@@ -53,12 +52,7 @@ export function judgeWorlds(worlds, base, variant) {
  * @param {Array<{ base: WorldRow, variant: WorldRow }>} pairs
  */
 export function compare(pairs) {
-  /** @param {WorldRow[]} rows @returns {Record<string, number | null>} */
-  const line = (rows) => {
-    const summary = summarise(rows);
-    const targets = Object.fromEntries(checkTargets(summary).map((t) => [t.name, t.value === null ? null : Number(t.value.toFixed(3))]));
-    return { ...targets, notFinished: summary.notFinished, oracleFailures: summary.oracleFailures };
-  };
+  const line = (/** @type {WorldRow[]} */ rows) => targetValues(summarise(rows));
   let faster = 0;
   let slower = 0;
   for (const { base, variant } of pairs) {

@@ -10,15 +10,14 @@
 // controller options, and --knows tells it what sim/tune.js --knows tells it (wake-up, gateway,
 // request-rate: the world's truth). It refuses the worlds of the held-out and confirmation seeds
 // (sim/held-out-seeds.json): those are for judging, never for looking into while tuning.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InputError } from '../shared/errors.js';
 import { parseControllerOptions } from '../shared/pacing/controller-options.js';
-import { drawScenario, worldSeed, FAMILY_NAMES } from './families.js';
+import { drawScenario, worldSeed, heldOutSeeds, FAMILY_NAMES } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
 import { createAdaptiveStrategy } from './strategies/adaptive.js';
-import { knownSettings, KNOWLEDGE } from './tune.js';
+import { knownSettings, checkKnowledge, KNOWLEDGE } from './tune.js';
 
 /** How many worlds of each held-out or confirmation base seed are refused (runs draw 25-200). */
 const GUARDED_WORLDS = 1000;
@@ -30,8 +29,8 @@ const GUARDED_WORLDS = 1000;
  * @param {string} family @param {number} seed
  */
 export function refuseHeldOut(family, seed) {
-  const { heldOut, confirmation } = JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8'));
-  for (const [set, bases] of [['held-out', heldOut], ['confirmation', confirmation]]) {
+  const { heldOut, confirmation } = heldOutSeeds();
+  for (const [set, bases] of /** @type {Array<[string, Record<string, number>]>} */ ([['held-out', heldOut], ['confirmation', confirmation]])) {
     const base = bases[family];
     if (base === undefined) continue;
     for (let k = 0; k < GUARDED_WORLDS; k++) {
@@ -50,7 +49,7 @@ export function refuseHeldOut(family, seed) {
 export function traceWorld(family, seed, { options = {}, knows = [] } = {}) {
   if (!FAMILY_NAMES.includes(family)) throw new InputError(`family ${family} is unknown; known: ${FAMILY_NAMES.join(', ')}`);
   if (!Number.isInteger(seed) || seed < 0) throw new InputError(`the world's seed must be a whole number ≥ 0, got ${seed}`);
-  for (const k of knows) if (!KNOWLEDGE.includes(k)) throw new InputError(`--knows ${k}: known are ${KNOWLEDGE.join(', ')}`);
+  checkKnowledge(knows);
   refuseHeldOut(family, seed);
   const raw = drawScenario(family, seed);
   const adaptive = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);

@@ -19,8 +19,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { worldSeed, drawScenario, FAMILY_NAMES, OPERATOR_SETPOINT_RATIO } from './families.js';
-import { evaluateWorld, summarise, checkTargets } from './family-evaluation.js';
+import { worldSeed, drawScenario, heldOutSeeds, FAMILY_NAMES, OPERATOR_SETPOINT_RATIO } from './families.js';
+import { evaluateWorld, summarise, targetValues } from './family-evaluation.js';
 import { delayQuantileSeconds } from './delay-kernel.js';
 import { createGatewayModel } from './gateway-model.js';
 import { CONTROLLER_DEFAULTS, parseControllerOptions } from '../shared/pacing/controller-options.js';
@@ -38,8 +38,8 @@ const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
  * @param {{ seed: number, options?: Partial<import('../shared/pacing/controller-options.js').ControllerOptions>, count?: number, families?: readonly string[], knows?: readonly string[], cacheDir?: URL }} args
  */
 export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], cacheDir = CACHE_DIR }) {
-  for (const k of knows) if (!KNOWLEDGE.includes(k)) throw new RangeError(`--knows ${k}: known are ${KNOWLEDGE.join(', ')}`);
-  const { heldOut, confirmation } = JSON.parse(readFileSync(new URL('./held-out-seeds.json', import.meta.url), 'utf8'));
+  checkKnowledge(knows);
+  const { heldOut, confirmation } = heldOutSeeds();
   if (Object.values(heldOut).includes(seed)) throw new RangeError(`seed ${seed} is a held-out seed (sim/held-out-seeds.json): tune on the tuning seeds`);
   if (Object.values(confirmation).includes(seed)) throw new RangeError(`seed ${seed} is a confirmation seed (sim/held-out-seeds.json): tune on the tuning seeds`);
   mkdirSync(cacheDir, { recursive: true });
@@ -89,6 +89,14 @@ export function loadTestAt(raw, setpointRatio) {
 }
 
 /**
+ * Throws an InputError naming the first part of `knows` that is not in KNOWLEDGE.
+ * @param {readonly string[]} knows
+ */
+export function checkKnowledge(knows) {
+  for (const k of knows) if (!KNOWLEDGE.includes(k)) throw new InputError(`--knows ${k}: known are ${KNOWLEDGE.join(', ')}`);
+}
+
+/**
  * The controller options that tell it the truth about a drawn world.
  * @param {Record<string, any>} raw  drawScenario's world
  * @param {readonly string[]} knows  parts of KNOWLEDGE
@@ -131,6 +139,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(`tune: ${err.message}`);
     process.exit(2);
   }
-  const targets = Object.fromEntries(checkTargets(summary).map((t) => [t.name, t.value === null ? null : Number(t.value.toFixed(3))]));
-  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...targets, notFinished: summary.notFinished, oracleFailures: summary.oracleFailures }));
+  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...targetValues(summary) }));
 }
