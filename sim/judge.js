@@ -5,7 +5,11 @@
 // shared between worker threads, one per core up to `--workers`: 200 worlds take about 4
 // minutes on the 2-core bench machine.
 //
-//   node sim/judge.js --options '{"noiseMarginZ":2}' [--base '{}'] [--count 25] [--workers 2]
+//   node sim/judge.js --options '{"noiseMarginZ":2}' [--base '{}'] [--count 25] [--workers 2] [--warmup 3600] [--base-warmup 300]
+//
+// --warmup sets how long both controllers read the gateway before the campaign (the drawn
+// worlds' 300 s otherwise); --base-warmup gives the base its own, to judge the same controller
+// after a short and a long history (--options '{}').
 //
 // Prints one JSON line per controller (its hold-out summary against the targets, as
 // sim/tune.js prints it), then one comparing them world by world. Every run is a judgement of
@@ -38,12 +42,13 @@ export function heldOutWorlds(count) {
  * @param {World[]} worlds
  * @param {Record<string, unknown>} base
  * @param {Record<string, unknown>} variant
+ * @param {{ base?: number, variant?: number }} [warmupSeconds]  each one's warm-up, when not the drawn worlds'
  * @returns {Array<{ base: WorldRow, variant: WorldRow }>}
  */
-export function judgeWorlds(worlds, base, variant) {
+export function judgeWorlds(worlds, base, variant, warmupSeconds = {}) {
   return worlds.map(({ family, seed }) => {
-    const first = evaluateWorld(family, seed, { controller: base });
-    return { base: first, variant: evaluateWorld(family, seed, { controller: variant, oracles: first }) };
+    const first = evaluateWorld(family, seed, { controller: base, warmupSeconds: warmupSeconds.base });
+    return { base: first, variant: evaluateWorld(family, seed, { controller: variant, oracles: first, warmupSeconds: warmupSeconds.variant }) };
   });
 }
 
@@ -63,13 +68,24 @@ export function compare(pairs) {
   return { base: line(pairs.map((p) => p.base)), variant: line(pairs.map((p) => p.variant)), worlds: pairs.length, faster, slower };
 }
 
+/**
+ * A warm-up given on the command line: a whole number of 10-s windows (undefined: the drawn worlds').
+ * @param {string} flag @param {string | undefined} value
+ */
+function warmupOf(flag, value) {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!(Number.isInteger(seconds) && seconds >= 0 && seconds % 10 === 0)) throw new InputError(`${flag} must be a whole number of seconds ≥ 0 in 10-s windows, got ${value}`);
+  return seconds;
+}
+
 if (!isMainThread) {
-  const { worlds, base, variant } = /** @type {{ worlds: World[], base: Record<string, unknown>, variant: Record<string, unknown> }} */ (workerData);
-  parentPort?.postMessage(judgeWorlds(worlds, base, variant));
+  const { worlds, base, variant, warmupSeconds } = /** @type {{ worlds: World[], base: Record<string, unknown>, variant: Record<string, unknown>, warmupSeconds: { base?: number, variant?: number } }} */ (workerData);
+  parentPort?.postMessage(judgeWorlds(worlds, base, variant, warmupSeconds));
 } else if (import.meta.url === `file://${process.argv[1]}`) {
-  const usage = 'usage: node sim/judge.js --options JSON [--base JSON] [--count 25] [--workers 2]';
+  const usage = 'usage: node sim/judge.js --options JSON [--base JSON] [--count 25] [--workers 2] [--warmup SECONDS] [--base-warmup SECONDS]';
   try {
-    const { values } = parseArgs({ options: { options: { type: 'string' }, base: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, workers: { type: 'string', default: '2' } } });
+    const { values } = parseArgs({ options: { options: { type: 'string' }, base: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, workers: { type: 'string', default: '2' }, warmup: { type: 'string' }, 'base-warmup': { type: 'string' } } });
     if (values.options === undefined) throw new InputError(`--options is required: the variant to judge\n${usage}`);
     const variant = parseControllerOptions(values.options);
     const base = parseControllerOptions(values.base);
@@ -77,17 +93,18 @@ if (!isMainThread) {
     const workers = Math.min(Number(values.workers), os.availableParallelism());
     if (!Number.isInteger(count) || count < 1) throw new InputError(`--count must be a whole number ≥ 1, got ${values.count}\n${usage}`);
     if (!Number.isInteger(workers) || workers < 1) throw new InputError(`--workers must be a whole number ≥ 1, got ${values.workers}\n${usage}`);
+    const warmupSeconds = { variant: warmupOf('--warmup', values.warmup), base: warmupOf('--base-warmup', values['base-warmup'] ?? values.warmup) };
     const worlds = heldOutWorlds(count);
     // Dealt out in turn, so that each worker gets a share of every family's slow worlds.
     const shares = Array.from({ length: workers }, (_, w) => worlds.filter((_, i) => i % workers === w));
     const parts = await Promise.all(shares.map((share) => new Promise((resolve, reject) => {
-      const worker = new Worker(new URL(import.meta.url), { workerData: { worlds: share, base, variant } });
+      const worker = new Worker(new URL(import.meta.url), { workerData: { worlds: share, base, variant, warmupSeconds } });
       worker.once('message', resolve);
       worker.once('error', reject);
     })));
     const result = compare(/** @type {Array<{ base: WorldRow, variant: WorldRow }>} */ (parts.flat()));
-    console.log(JSON.stringify({ controller: 'base', options: base, ...result.base }));
-    console.log(JSON.stringify({ controller: 'variant', options: variant, ...result.variant }));
+    console.log(JSON.stringify({ controller: 'base', options: base, warmupSeconds: warmupSeconds.base ?? null, ...result.base }));
+    console.log(JSON.stringify({ controller: 'variant', options: variant, warmupSeconds: warmupSeconds.variant ?? null, ...result.variant }));
     console.log(JSON.stringify({ worlds: result.worlds, faster: result.faster, slower: result.slower }));
   } catch (error) {
     process.stderr.write(`judge: ${/** @type {Error} */ (error).message}\n`);

@@ -20,6 +20,11 @@ import { createInformedOracleStrategy } from './strategies/informed-oracle.js';
 /** @typedef {import('./strategies/strategy.js').Strategy} Strategy */
 /** @typedef {import('../shared/pacing/controller.js').GatewaySample} GatewaySample */
 
+/** The warm-up's seconds, counted back from the campaign's start, that draw from the scenario's own random stream (every run before session 56 had a 300-s warm-up). */
+const SHARED_WARMUP_SECONDS = 300;
+/** Mixed into the scenario's seed for the stream of a longer warm-up's earlier seconds. */
+const HISTORY_STREAM = 0x68e31da4;
+
 /** Every strategy by name. @type {Readonly<Record<string, (scenario: Scenario, world: import('./world.js').World) => Strategy>>} */
 export const STRATEGIES = Object.freeze({
   blast: createBlastStrategy,
@@ -108,6 +113,12 @@ export function simulate(scenario, strategyOrFactory, { series = false } = {}) {
   const phi = Math.exp(-1 / noise.correlationSeconds);
   const innovation = noise.sigma * Math.sqrt(1 - phi * phi);
   let logNoise = noise.sigma * random.normal();
+  // The warm-up's last SHARED_WARMUP_SECONDS and the campaign draw from the scenario's stream;
+  // a longer warm-up's earlier seconds draw from a stream of their own. So a longer warm-up
+  // changes what the controller has seen before the campaign, not the campaign's noise.
+  const historySeconds = Math.max(0, warmup - SHARED_WARMUP_SECONDS);
+  const history = createRandom(scenario.seed ^ HISTORY_STREAM);
+  let historyNoise = noise.sigma * history.normal();
 
   const inOutage = (/** @type {number} */ t) => scenario.metrics.outages.some((o) => t >= o.atSeconds && t < o.atSeconds + o.durationSeconds);
   let remaining = scenario.audience;
@@ -136,9 +147,12 @@ export function simulate(scenario, strategyOrFactory, { series = false } = {}) {
       for (let j = 0; j < kernelLength; j++) push[i + j] += scale * massPerSecond[j];
     }
 
-    logNoise = phi * logNoise + innovation * random.normal();
-    const expected = world.baselineAt(t) * Math.exp(logNoise - (noise.sigma * noise.sigma) / 2) + push[i];
-    const a = random.poisson(expected);
+    const early = i < historySeconds;
+    const draw = early ? history : random;
+    if (early) historyNoise = phi * historyNoise + innovation * history.normal();
+    else logNoise = phi * logNoise + innovation * random.normal();
+    const expected = world.baselineAt(t) * Math.exp((early ? historyNoise : logNoise) - (noise.sigma * noise.sigma) / 2) + push[i];
+    const a = draw.poisson(expected);
     const second = gatewayModel.step({ arrivals: a, factor: world.capacityFactorAt(t), backlog });
     backlog = second.backlog;
     arrivals[i] = a;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `node sim/trace-world.js FAMILY SEED [--options JSON] [--knows LIST] [--every S] [--from S] [--to S]`:
+// `node sim/trace-world.js FAMILY SEED [--options JSON] [--knows LIST] [--warmup S] [--every S] [--from S] [--to S]`:
 // one drawn world (sim/families.js; SEED is the world's own seed, as sim/tune.js's rows and
 // bench/RESULTS.md name worlds, "exponential/998530334") run with the adaptive strategy and
 // printed decision by decision: the rate and its reason, the window the controller read, its
@@ -43,10 +43,10 @@ export function refuseHeldOut(family, seed) {
  * Runs one world with the adaptive strategy, and the informed oracle beside it.
  * @param {string} family
  * @param {number} seed
- * @param {{ options?: Record<string, unknown>, knows?: readonly string[] }} [variant]  controller options added to the world's
- *   operator settings, and what of the world's truth it is told (sim/tune.js KNOWLEDGE)
+ * @param {{ options?: Record<string, unknown>, knows?: readonly string[], warmupSeconds?: number }} [variant]  controller options added to the world's
+ *   operator settings, what of the world's truth it is told (sim/tune.js KNOWLEDGE), and how long it reads the gateway before the campaign
  */
-export function traceWorld(family, seed, { options = {}, knows = [] } = {}) {
+export function traceWorld(family, seed, { options = {}, knows = [], warmupSeconds } = {}) {
   if (!FAMILY_NAMES.includes(family)) throw new InputError(`family ${family} is unknown; known: ${FAMILY_NAMES.join(', ')}`);
   if (!Number.isInteger(seed) || seed < 0) throw new InputError(`the world's seed must be a whole number ≥ 0, got ${seed}`);
   checkKnowledge(knows);
@@ -55,6 +55,7 @@ export function traceWorld(family, seed, { options = {}, knows = [] } = {}) {
   const adaptive = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
   adaptive.controller = { ...adaptive.controller, ...knownSettings(raw, knows, /** @type {number | undefined} */ (options.setpointRatio)), ...options };
   if (knows.includes('request-rate')) raw.metrics.reportsRps = true;
+  if (warmupSeconds !== undefined) raw.warmupSeconds = warmupSeconds;
   const scenario = resolveScenario(raw, raw.name);
   /** @type {AdaptiveDecision[]} */
   const decisions = [];
@@ -91,16 +92,19 @@ export function formatDecision({ t, remaining, gateway, decision, snapshot: s })
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const usage = `usage: node sim/trace-world.js ${FAMILY_NAMES.join('|')} SEED [--options JSON] [--knows ${KNOWLEDGE.join(',')}] [--every S] [--from S] [--to S]`;
+  const usage = `usage: node sim/trace-world.js ${FAMILY_NAMES.join('|')} SEED [--options JSON] [--knows ${KNOWLEDGE.join(',')}] [--warmup S] [--every S] [--from S] [--to S]`;
   try {
-    const { values, positionals } = parseArgs({ allowPositionals: true, options: { options: { type: 'string' }, knows: { type: 'string' }, every: { type: 'string', default: '10' }, from: { type: 'string', default: '0' }, to: { type: 'string' } } });
+    const { values, positionals } = parseArgs({ allowPositionals: true, options: { options: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' }, every: { type: 'string', default: '10' }, from: { type: 'string', default: '0' }, to: { type: 'string' } } });
     if (positionals.length !== 2) throw new InputError(usage);
     const [every, from] = [Number(values.every), Number(values.from)];
     const to = values.to === undefined ? Infinity : Number(values.to);
     if (!(every > 0) || !Number.isFinite(from) || Number.isNaN(to)) throw new InputError(`--every must be > 0, --from and --to numbers of seconds\n${usage}`);
+    const warmupSeconds = values.warmup === undefined ? undefined : Number(values.warmup);
+    if (warmupSeconds !== undefined && !(Number.isInteger(warmupSeconds) && warmupSeconds >= 0 && warmupSeconds % 10 === 0)) throw new InputError(`--warmup must be a whole number of seconds ≥ 0 in 10-s windows, got ${values.warmup}\n${usage}`);
     const trace = traceWorld(positionals[0], Number(positionals[1]), {
       options: values.options === undefined ? {} : parseControllerOptions(values.options),
-      knows: values.knows ? values.knows.split(',') : []
+      knows: values.knows ? values.knows.split(',') : [],
+      warmupSeconds
     });
     for (const line of describeWorld(trace)) process.stdout.write(`${line}\n`);
     process.stdout.write('t s, rate, reason, devices left | the window read | capacity at the setpoint (what the plan fills) | the member whose plan set the rate: its shape, caution z, requests per send, baseline, X* (the push load it allows, per request per send) and plan | the likeliest member\n');

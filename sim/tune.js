@@ -4,13 +4,15 @@
 // and are cached (bench/out/tune/). A variant of 200 worlds then takes minutes instead of a
 // quarter of an hour, which is what comparing a few variants side by side needs.
 //
-//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate]
+//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate] [--warmup 3600]
 //
 // --knows gives the controller what an operator cannot know, world by world, to measure what
 // the gap to the informed oracle is made of: `wake-up` the true open probability, requests
 // per open, open-delay median and spread and session length, with a tight prior; `gateway`
 // the true capacity at the setpoint instead of a load test's (±15%); `request-rate` a metrics
 // source that reports the gateway's request rate in every world (none sees latency only).
+// --warmup sets how long the controller reads the gateway before the campaign starts (the
+// drawn worlds' 300 s otherwise); the oracles' runs do not depend on it.
 //
 // Prints one JSON line: the hold-out summary (sim/family-evaluation.js) of the variant, and
 // writes its rows beside the cache for a world-by-world comparison. It refuses the held-out
@@ -35,9 +37,9 @@ const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
 
 /**
- * @param {{ seed: number, options?: Partial<import('../shared/pacing/controller-options.js').ControllerOptions>, count?: number, families?: readonly string[], knows?: readonly string[], cacheDir?: URL }} args
+ * @param {{ seed: number, options?: Partial<import('../shared/pacing/controller-options.js').ControllerOptions>, count?: number, families?: readonly string[], knows?: readonly string[], warmupSeconds?: number, cacheDir?: URL }} args
  */
-export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], cacheDir = CACHE_DIR }) {
+export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], warmupSeconds, cacheDir = CACHE_DIR }) {
   checkKnowledge(knows);
   const { heldOut, confirmation } = heldOutSeeds();
   if (Object.values(heldOut).includes(seed)) throw new RangeError(`seed ${seed} is a held-out seed (sim/held-out-seeds.json): tune on the tuning seeds`);
@@ -58,14 +60,15 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
       const judge = JSON.stringify(raw.strategies.oracle);
       const entry = cache[world];
       const cached = entry?.judge === judge && !entry.oracle.failed && !entry.informed.failed ? entry : undefined;
-      const row = evaluateWorld(family, world, { controller, oracles: cached, reportsRps: knows.includes('request-rate') || undefined });
+      const row = evaluateWorld(family, world, { controller, oracles: cached, reportsRps: knows.includes('request-rate') || undefined, warmupSeconds });
       if (!cached) cache[world] = { judge, oracle: row.oracle, informed: row.informed };
       rows.push(row);
     }
     writeFileSync(cacheFile, JSON.stringify(cache));
   }
   // Named by the options and the families, so that runs side by side on other families keep their own rows.
-  const variant = createHash('sha1').update(JSON.stringify(knows.length > 0 ? { options, knows } : options)).digest('hex').slice(0, 8);
+  const named = { options, ...(knows.length > 0 && { knows }), ...(warmupSeconds !== undefined && { warmupSeconds }) };
+  const variant = createHash('sha1').update(JSON.stringify(Object.keys(named).length > 1 ? named : options)).digest('hex').slice(0, 8);
   const part = families === FAMILY_NAMES ? '' : `-${createHash('sha1').update(families.join(',')).digest('hex').slice(0, 6)}`;
   writeFileSync(new URL(`rows-${seed}-${variant}${part}.json`, cacheDir), JSON.stringify(rows));
   return { summary: summarise(rows), rows };
@@ -123,21 +126,22 @@ export function knownSettings(raw, knows, setpointRatio = CONTROLLER_DEFAULTS.se
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' } } });
   const seed = Number(values.seed);
-  if (!Number.isInteger(seed)) {
-    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}]`);
+  const warmupSeconds = values.warmup === undefined ? undefined : Number(values.warmup);
+  if (!Number.isInteger(seed) || (warmupSeconds !== undefined && !(Number.isInteger(warmupSeconds) && warmupSeconds >= 0 && warmupSeconds % 10 === 0))) {
+    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}] [--warmup SECONDS, a whole number of 10-s windows]`);
     process.exit(2);
   }
   let summary;
   let options;
   try {
     options = parseControllerOptions(values.options);
-    ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [] }));
+    ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [], warmupSeconds }));
   } catch (err) {
     if (!(err instanceof RangeError || err instanceof InputError)) throw err;
     console.error(`tune: ${err.message}`);
     process.exit(2);
   }
-  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...targetValues(summary) }));
+  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...(warmupSeconds !== undefined && { warmupSeconds }), ...targetValues(summary) }));
 }

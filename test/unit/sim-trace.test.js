@@ -62,6 +62,17 @@ test('--knows tells the traced controller what sim/tune.js --knows tells it, and
   assert.throws(() => traceWorld('small', WORLD, { knows: ['everything'] }), (e) => e instanceof InputError && /--knows everything: known are wake-up, gateway, request-rate/.test(e.message));
 });
 
+test('--warmup runs the traced controller that long before the campaign, which starts as before', () => {
+  const short = traceWorld('small', WORLD);
+  const long = traceWorld('small', WORLD, { warmupSeconds: 3600 });
+  const interval = short.scenario.strategies.adaptive.controlIntervalSeconds;
+  assert.equal(short.decisions[0].t, -300);
+  assert.equal(long.decisions[0].t, -3600);
+  assert.equal(long.decisions.filter((d) => d.t < 0).length, 3600 / interval);
+  // The campaign's own noise is the same: the informed oracle, which reads no metrics, takes as long.
+  assert.equal(long.informedSeconds, short.informedSeconds);
+});
+
 test('the held-out and confirmation worlds are refused; tuning worlds are not', () => {
   const seeds = JSON.parse(readFileSync(new URL('../../sim/held-out-seeds.json', import.meta.url), 'utf8'));
   assert.throws(() => refuseHeldOut('lognormal', worldSeed('lognormal', seeds.heldOut.lognormal, 3)), (e) => e instanceof InputError && /world 3 of the held-out seed/.test(e.message));
@@ -74,7 +85,7 @@ test('the command line: a traced world on stdout, bad input named with exit code
   const lines = stdout.trim().split('\n');
   assert.match(lines[0], /^small:/);
   assert.ok(lines.slice(6).length > 0 && lines.slice(6).every((l) => Number(l.trim().split(/\s+/)[0]) % 30 === 0), stdout);
-  for (const args of [['smol', '1'], ['small', String(WORLD), '--options', '{"nope":1}'], ['small'], ['small', String(WORLD), '--every', '0']]) {
+  for (const args of [['smol', '1'], ['small', String(WORLD), '--options', '{"nope":1}'], ['small'], ['small', String(WORLD), '--every', '0'], ['small', String(WORLD), '--warmup', '15']]) {
     await assert.rejects(run(process.execPath, [script, ...args]), (e) => /** @type {{ code: number }} */ (e).code === 2 && /trace-world: /.test(/** @type {{ stderr: string }} */ (e).stderr), args.join(' '));
   }
 });
