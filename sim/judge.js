@@ -5,11 +5,11 @@
 // shared between worker threads, one per core up to `--workers`: 200 worlds take about 4
 // minutes on the 2-core bench machine.
 //
-//   node sim/judge.js --options '{"noiseMarginZ":2}' [--base '{}'] [--count 25] [--workers 2] [--warmup 3600] [--base-warmup 300]
+//   node sim/judge.js --options '{"noiseMarginZ":2}' [--base '{}'] [--count 25] [--workers 2] [--warmup 300] [--base-warmup 300]
 //
 // --warmup sets how long both controllers read the gateway before the campaign (the drawn
-// worlds' 300 s otherwise); --base-warmup gives the base its own, to judge the same controller
-// after a short and a long history (--options '{}').
+// worlds' hour otherwise, sim/families.js GOVERNOR_HISTORY_SECONDS); --base-warmup gives the
+// base its own, to judge the same controller after a short and a long history (--options '{}').
 //
 // Prints one JSON line per controller (its hold-out summary against the targets, as
 // sim/tune.js prints it), then one comparing them world by world. Every run is a judgement of

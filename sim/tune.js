@@ -4,7 +4,7 @@
 // and are cached (bench/out/tune/). A variant of 200 worlds then takes minutes instead of a
 // quarter of an hour, which is what comparing a few variants side by side needs.
 //
-//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate] [--warmup 3600]
+//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate] [--warmup 300]
 //
 // --knows gives the controller what an operator cannot know, world by world, to measure what
 // the gap to the informed oracle is made of: `wake-up` the true open probability, requests
@@ -12,7 +12,8 @@
 // the true capacity at the setpoint instead of a load test's (±15%); `request-rate` a metrics
 // source that reports the gateway's request rate in every world (none sees latency only).
 // --warmup sets how long the controller reads the gateway before the campaign starts (the
-// drawn worlds' 300 s otherwise); the oracles' runs do not depend on it.
+// drawn worlds' hour otherwise: sim/families.js GOVERNOR_HISTORY_SECONDS); the oracles' runs
+// do not depend on it.
 //
 // Prints one JSON line: the hold-out summary (sim/family-evaluation.js) of the variant, and
 // writes its rows beside the cache for a world-by-world comparison. It refuses the held-out
