@@ -59,20 +59,23 @@ export function evaluateFamily(family, { count, seed, onWorld }) {
 /**
  * @param {string} family
  * @param {number} seed
- * @param {{ controller?: Record<string, unknown>, oracles?: { oracle: Run, informed: Run }, reportsRps?: boolean, warmupSeconds?: number }} [variant]
+ * @param {{ controller?: Record<string, unknown>, oracles?: { oracle: Run, informed: Run }, reportsRps?: boolean, warmupSeconds?: number, noise?: number }} [variant]
  *   controller: options added to the adaptive strategy's (sim/tune.js); oracles: the oracles'
  *   runs of this world when they are known already (they do not depend on the controller, nor
  *   on what the metrics source reports, nor on the warm-up); reportsRps: whether the world's
  *   metrics source reports the gateway's request rate, instead of the drawn answer;
  *   warmupSeconds: how long the controller reads the gateway before the campaign, instead of
- *   the drawn world's (sim/simulate.js keeps the campaign's noise the same whatever it is)
+ *   the drawn world's (sim/simulate.js keeps the campaign's noise the same whatever it is);
+ *   noise: another noise stream for the same world (0: the drawn one), to see how much of a
+ *   difference between two controllers the noise alone makes
  * @returns {WorldRow}
  */
-export function evaluateWorld(family, seed, { controller, oracles, reportsRps, warmupSeconds } = {}) {
+export function evaluateWorld(family, seed, { controller, oracles, reportsRps, warmupSeconds, noise = 0 } = {}) {
   const started = performance.now();
   const raw = drawScenario(family, seed);
   if (reportsRps !== undefined) raw.metrics.reportsRps = reportsRps;
   if (warmupSeconds !== undefined) raw.warmupSeconds = warmupSeconds;
+  if (noise !== 0) raw.seed = (raw.seed ^ noise) >>> 0;
   if (controller) {
     const adaptiveStrategy = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
     adaptiveStrategy.controller = { ...adaptiveStrategy.controller, ...controller };

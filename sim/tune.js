@@ -4,7 +4,7 @@
 // and are cached (bench/out/tune/). A variant of 200 worlds then takes minutes instead of a
 // quarter of an hour, which is what comparing a few variants side by side needs.
 //
-//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate] [--warmup 300]
+//   node sim/tune.js --seed 12 [--options '{"missShare":0}'] [--count 25] [--families lognormal,pareto] [--knows wake-up,gateway,request-rate] [--warmup 300] [--noise 1]
 //
 // --knows gives the controller what an operator cannot know, world by world, to measure what
 // the gap to the informed oracle is made of: `wake-up` the true open probability, requests
@@ -13,7 +13,9 @@
 // source that reports the gateway's request rate in every world (none sees latency only).
 // --warmup sets how long the controller reads the gateway before the campaign starts (the
 // drawn worlds' hour otherwise: sim/families.js GOVERNOR_HISTORY_SECONDS); the oracles' runs
-// do not depend on it.
+// do not depend on it. --noise N runs the same worlds with another noise stream (the world's
+// noise seed XOR N), with the oracles' runs of that stream: a difference between two variants
+// that does not hold in two or three streams is the noise's (bench/RESULTS.md 2026-12-06 13:45).
 //
 // Prints one JSON line: the hold-out summary (sim/family-evaluation.js) of the variant, and
 // writes its rows beside the cache for a world-by-world comparison. It refuses the held-out
@@ -38,9 +40,9 @@ const KNOWN_PRIOR_UNCERTAINTY = 1.1;
 const CACHE_DIR = new URL('../bench/out/tune/', import.meta.url);
 
 /**
- * @param {{ seed: number, options?: Partial<import('../shared/pacing/controller-options.js').ControllerOptions>, count?: number, families?: readonly string[], knows?: readonly string[], warmupSeconds?: number, cacheDir?: URL }} args
+ * @param {{ seed: number, options?: Partial<import('../shared/pacing/controller-options.js').ControllerOptions>, count?: number, families?: readonly string[], knows?: readonly string[], warmupSeconds?: number, noise?: number, cacheDir?: URL }} args
  */
-export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], warmupSeconds, cacheDir = CACHE_DIR }) {
+export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, knows = [], warmupSeconds, noise = 0, cacheDir = CACHE_DIR }) {
   checkKnowledge(knows);
   const { heldOut, confirmation } = heldOutSeeds();
   if (Object.values(heldOut).includes(seed)) throw new RangeError(`seed ${seed} is a held-out seed (sim/held-out-seeds.json): tune on the tuning seeds`);
@@ -49,7 +51,7 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
   /** @type {import('./family-evaluation.js').WorldRow[]} */
   const rows = [];
   for (const family of families) {
-    const cacheFile = new URL(`oracles-${family}-${seed}-${count}.json`, cacheDir);
+    const cacheFile = new URL(`oracles-${family}-${seed}-${count}${noise === 0 ? '' : `-noise${noise}`}.json`, cacheDir);
     /** @type {Record<string, { judge?: string, oracle: import('./family-evaluation.js').Run, informed: import('./family-evaluation.js').Run }>} */
     const cache = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
     for (let k = 0; k < count; k++) {
@@ -61,14 +63,14 @@ export function tune({ seed, options = {}, count = 25, families = FAMILY_NAMES, 
       const judge = JSON.stringify(raw.strategies.oracle);
       const entry = cache[world];
       const cached = entry?.judge === judge && !entry.oracle.failed && !entry.informed.failed ? entry : undefined;
-      const row = evaluateWorld(family, world, { controller, oracles: cached, reportsRps: knows.includes('request-rate') || undefined, warmupSeconds });
+      const row = evaluateWorld(family, world, { controller, oracles: cached, reportsRps: knows.includes('request-rate') || undefined, warmupSeconds, noise });
       if (!cached) cache[world] = { judge, oracle: row.oracle, informed: row.informed };
       rows.push(row);
     }
     writeFileSync(cacheFile, JSON.stringify(cache));
   }
   // Named by the options and the families, so that runs side by side on other families keep their own rows.
-  const named = { options, ...(knows.length > 0 && { knows }), ...(warmupSeconds !== undefined && { warmupSeconds }) };
+  const named = { options, ...(knows.length > 0 && { knows }), ...(warmupSeconds !== undefined && { warmupSeconds }), ...(noise !== 0 && { noise }) };
   const variant = createHash('sha1').update(JSON.stringify(Object.keys(named).length > 1 ? named : options)).digest('hex').slice(0, 8);
   const part = families === FAMILY_NAMES ? '' : `-${createHash('sha1').update(families.join(',')).digest('hex').slice(0, 6)}`;
   writeFileSync(new URL(`rows-${seed}-${variant}${part}.json`, cacheDir), JSON.stringify(rows));
@@ -127,22 +129,23 @@ export function knownSettings(raw, knows, setpointRatio = CONTROLLER_DEFAULTS.se
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' }, noise: { type: 'string', default: '0' } } });
   const seed = Number(values.seed);
   const warmupSeconds = values.warmup === undefined ? undefined : Number(values.warmup);
-  if (!Number.isInteger(seed) || (warmupSeconds !== undefined && !(Number.isInteger(warmupSeconds) && warmupSeconds >= 0 && warmupSeconds % 10 === 0))) {
-    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}] [--warmup SECONDS, a whole number of 10-s windows]`);
+  const noise = Number(values.noise);
+  if (!Number.isInteger(seed) || (warmupSeconds !== undefined && !(Number.isInteger(warmupSeconds) && warmupSeconds >= 0 && warmupSeconds % 10 === 0)) || !(Number.isInteger(noise) && noise >= 0 && noise < 2 ** 31)) {
+    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}] [--warmup SECONDS, a whole number of 10-s windows] [--noise N, a whole number ≥ 0]`);
     process.exit(2);
   }
   let summary;
   let options;
   try {
     options = parseControllerOptions(values.options);
-    ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [], warmupSeconds }));
+    ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [], warmupSeconds, noise }));
   } catch (err) {
     if (!(err instanceof RangeError || err instanceof InputError)) throw err;
     console.error(`tune: ${err.message}`);
     process.exit(2);
   }
-  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...(warmupSeconds !== undefined && { warmupSeconds }), ...targetValues(summary) }));
+  console.log(JSON.stringify({ seed, options, knows: values.knows ?? null, ...(warmupSeconds !== undefined && { warmupSeconds }), ...(noise !== 0 && { noise }), ...targetValues(summary) }));
 }

@@ -33,6 +33,22 @@ test('a tuning run with no extra options gives the evaluation\'s own results, an
   }
 });
 
+test('--noise runs the same worlds with another noise stream, with that stream\'s own oracles\' cache', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tune-'));
+  try {
+    const cacheDir = pathToFileURL(`${dir}/`);
+    const drawn = tune({ seed: 12, count: 2, families: ['small'], cacheDir });
+    const other = tune({ seed: 12, count: 2, families: ['small'], cacheDir, noise: 1 });
+    assert.ok(readdirSync(dir).includes('oracles-small-12-2-noise1.json'));
+    // The same worlds (their descriptions), with other noise: some run differs.
+    assert.deepEqual(other.rows.map((r) => r.description), drawn.rows.map((r) => r.description));
+    assert.notDeepEqual(other.rows.map((r) => [r.adaptive, r.informed]), drawn.rows.map((r) => [r.adaptive, r.informed]));
+    assert.deepEqual(tune({ seed: 12, count: 2, families: ['small'], cacheDir, noise: 1 }).rows.map((r) => r.adaptive), other.rows.map((r) => r.adaptive));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('--knows tells the controller the drawn world\'s wake-up and gateway', () => {
   let k = 0;
   let raw = drawScenario('lognormal', worldSeed('lognormal', 12, k));
