@@ -14,6 +14,7 @@ import { createGatewayModel } from './gateway-model.js';
 import { createRandom } from './random.js';
 import { resolveScenario } from './scenario.js';
 import { calibrateOracleConfidence } from './oracle-calibration.js';
+import { InputError } from '../shared/errors.js';
 
 /** The longest open delay modelled: beyond it a Pareto or wide log-normal tail is cut (sim/delay-kernel.js). */
 const MAX_DELAY_SECONDS = 4 * 3600;
@@ -31,6 +32,21 @@ export const OPERATOR_SETPOINT_RATIO = 0.8;
 const LOAD_TEST_SIGMA = 0.15;
 /** How long the controller has read the gateway when a drawn campaign starts (the simulator's warm-up): the journal's hour. */
 export const GOVERNOR_HISTORY_SECONDS = 3600;
+
+/**
+ * A warm-up given on a command line (`--warmup` of sim/tune.js, sim/trace-world.js, sim/judge.js):
+ * whole seconds ≥ 0, in whole 10-s metrics windows so that the windows keep their alignment
+ * with the campaign's start. Undefined stays undefined: the drawn worlds' own.
+ * @param {string} flag  the option's name, for the message
+ * @param {string | undefined} value
+ * @returns {number | undefined}
+ */
+export function warmupArgument(flag, value) {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!(Number.isInteger(seconds) && seconds >= 0 && seconds % 10 === 0)) throw new InputError(`${flag} must be a whole number of seconds ≥ 0 in 10-s windows, got ${value}`);
+  return seconds;
+}
 
 /** @typedef {ReturnType<typeof createRandom>} Random */
 /** @typedef {import('./scenario.js').DelayComponent} DelayComponent */

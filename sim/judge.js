@@ -19,7 +19,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { FAMILY_NAMES, worldSeed, heldOutSeeds } from './families.js';
+import { FAMILY_NAMES, worldSeed, heldOutSeeds, warmupArgument } from './families.js';
 import { evaluateWorld, summarise, targetValues } from './family-evaluation.js';
 import { parseControllerOptions } from '../shared/pacing/controller-options.js';
 import { InputError } from '../shared/errors.js';
@@ -68,17 +68,6 @@ export function compare(pairs) {
   return { base: line(pairs.map((p) => p.base)), variant: line(pairs.map((p) => p.variant)), worlds: pairs.length, faster, slower };
 }
 
-/**
- * A warm-up given on the command line: a whole number of 10-s windows (undefined: the drawn worlds').
- * @param {string} flag @param {string | undefined} value
- */
-function warmupOf(flag, value) {
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (!(Number.isInteger(seconds) && seconds >= 0 && seconds % 10 === 0)) throw new InputError(`${flag} must be a whole number of seconds ≥ 0 in 10-s windows, got ${value}`);
-  return seconds;
-}
-
 if (!isMainThread) {
   const { worlds, base, variant, warmupSeconds } = /** @type {{ worlds: World[], base: Record<string, unknown>, variant: Record<string, unknown>, warmupSeconds: { base?: number, variant?: number } }} */ (workerData);
   parentPort?.postMessage(judgeWorlds(worlds, base, variant, warmupSeconds));
@@ -93,7 +82,7 @@ if (!isMainThread) {
     const workers = Math.min(Number(values.workers), os.availableParallelism());
     if (!Number.isInteger(count) || count < 1) throw new InputError(`--count must be a whole number ≥ 1, got ${values.count}\n${usage}`);
     if (!Number.isInteger(workers) || workers < 1) throw new InputError(`--workers must be a whole number ≥ 1, got ${values.workers}\n${usage}`);
-    const warmupSeconds = { variant: warmupOf('--warmup', values.warmup), base: warmupOf('--base-warmup', values['base-warmup'] ?? values.warmup) };
+    const warmupSeconds = { variant: warmupArgument('--warmup', values.warmup), base: warmupArgument('--base-warmup', values['base-warmup'] ?? values.warmup) };
     const worlds = heldOutWorlds(count);
     // Dealt out in turn, so that each worker gets a share of every family's slow worlds.
     const shares = Array.from({ length: workers }, (_, w) => worlds.filter((_, i) => i % workers === w));

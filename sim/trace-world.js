@@ -13,7 +13,7 @@
 import { parseArgs } from 'node:util';
 import { InputError } from '../shared/errors.js';
 import { parseControllerOptions } from '../shared/pacing/controller-options.js';
-import { drawScenario, worldSeed, heldOutSeeds, FAMILY_NAMES } from './families.js';
+import { drawScenario, worldSeed, heldOutSeeds, warmupArgument, FAMILY_NAMES } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
 import { createAdaptiveStrategy } from './strategies/adaptive.js';
@@ -99,8 +99,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const [every, from] = [Number(values.every), Number(values.from)];
     const to = values.to === undefined ? Infinity : Number(values.to);
     if (!(every > 0) || !Number.isFinite(from) || Number.isNaN(to)) throw new InputError(`--every must be > 0, --from and --to numbers of seconds\n${usage}`);
-    const warmupSeconds = values.warmup === undefined ? undefined : Number(values.warmup);
-    if (warmupSeconds !== undefined && !(Number.isInteger(warmupSeconds) && warmupSeconds >= 0 && warmupSeconds % 10 === 0)) throw new InputError(`--warmup must be a whole number of seconds ≥ 0 in 10-s windows, got ${values.warmup}\n${usage}`);
+    const warmupSeconds = warmupArgument('--warmup', values.warmup);
     const trace = traceWorld(positionals[0], Number(positionals[1]), {
       options: values.options === undefined ? {} : parseControllerOptions(values.options),
       knows: values.knows ? values.knows.split(',') : [],

@@ -24,7 +24,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { worldSeed, drawScenario, heldOutSeeds, FAMILY_NAMES, OPERATOR_SETPOINT_RATIO } from './families.js';
+import { worldSeed, drawScenario, heldOutSeeds, warmupArgument, FAMILY_NAMES, OPERATOR_SETPOINT_RATIO } from './families.js';
 import { evaluateWorld, summarise, targetValues } from './family-evaluation.js';
 import { delayQuantileSeconds } from './delay-kernel.js';
 import { createGatewayModel } from './gateway-model.js';
@@ -131,15 +131,16 @@ export function knownSettings(raw, knows, setpointRatio = CONTROLLER_DEFAULTS.se
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { seed: { type: 'string' }, options: { type: 'string', default: '{}' }, count: { type: 'string', default: '25' }, families: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' }, noise: { type: 'string', default: '0' } } });
   const seed = Number(values.seed);
-  const warmupSeconds = values.warmup === undefined ? undefined : Number(values.warmup);
   const noise = Number(values.noise);
-  if (!Number.isInteger(seed) || (warmupSeconds !== undefined && !(Number.isInteger(warmupSeconds) && warmupSeconds >= 0 && warmupSeconds % 10 === 0)) || !(Number.isInteger(noise) && noise >= 0 && noise < 2 ** 31)) {
-    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}] [--warmup SECONDS, a whole number of 10-s windows] [--noise N, a whole number ≥ 0]`);
+  if (!Number.isInteger(seed) || !(Number.isInteger(noise) && noise >= 0 && noise < 2 ** 31)) {
+    console.error(`usage: node sim/tune.js --seed N [--options JSON] [--count 25] [--families a,b] [--knows ${KNOWLEDGE.join(',')}] [--warmup SECONDS] [--noise N, a whole number ≥ 0]`);
     process.exit(2);
   }
   let summary;
   let options;
+  let warmupSeconds;
   try {
+    warmupSeconds = warmupArgument('--warmup', values.warmup);
     options = parseControllerOptions(values.options);
     ({ summary } = tune({ seed, options, count: Number(values.count), families: values.families ? values.families.split(',') : FAMILY_NAMES, knows: values.knows ? values.knows.split(',') : [], warmupSeconds, noise }));
   } catch (err) {
