@@ -62,6 +62,7 @@ export const DEFAULTS = Object.freeze({
   PACING_CAPACITY_RPS: CONTROLLER_DEFAULTS.capacityRps,
   PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
   PACING_SLO_CAPACITY_RATIO: CONTROLLER_DEFAULTS.sloCapacityRatio,
+  PACING_BASE_LOAD_RPS: CONTROLLER_DEFAULTS.baseLoadRps,
   PACING_SHORT_CAMPAIGN_MS: CONTROLLER_DEFAULTS.shortCampaignMs,
   PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
   PACING_CAPACITY_TRIAL_SHARE: CONTROLLER_DEFAULTS.capacityTrialShare,
@@ -334,6 +335,9 @@ function pacingConfig(read, gatewayMetrics) {
     // The same load test's rate at the SLO p95 over PACING_CAPACITY_RPS (1: not known): a
     // campaign whose whole wake-up load fits under the capacity at the SLO goes out at once.
     sloCapacityRatio: read.number('PACING_SLO_CAPACITY_RATIO', { min: 1, max: 100 }),
+    // With a latency-only source, the least the users' own traffic sends through the gateway
+    // (0: not known): the p95 at the gateway's floor then reads as that load, not as none.
+    baseLoadRps: read.number('PACING_BASE_LOAD_RPS', { min: 0, max: 10_000_000 }),
     // With that ratio known, a campaign that fits under the capacity at the SLO when sent
     // evenly within this long of its first send goes out that fast (0: off): one peak.
     shortCampaignMs: read.integer('PACING_SHORT_CAMPAIGN_MS', { min: 0, max: 3_600_000 }),

@@ -30,6 +30,8 @@ const MIN_CAPACITY_RPS = 200;
 export const OPERATOR_SETPOINT_RATIO = 0.8;
 /** The load test's error on capacityRps: log-normal, σ 0.15 (about ±15%). */
 const LOAD_TEST_SIGMA = 0.15;
+/** The error of the operator's figure for the users' own request rate: log-normal, σ 0.3 (about ±30%). */
+const USERS_FIGURE_SIGMA = 0.3;
 /** How long the controller has read the gateway when a drawn campaign starts (the simulator's warm-up): the journal's hour. */
 export const GOVERNOR_HISTORY_SECONDS = 3600;
 
@@ -245,7 +247,7 @@ export function drawScenario(family, seed) {
     /** @type {Record<string, unknown>} */
     strategies: {}
   };
-  scenario.strategies = { adaptive: { controlIntervalSeconds: 10, controller: operatorSettings(model, sloP95Ms, random) } };
+  scenario.strategies = { adaptive: { controlIntervalSeconds: 10, controller: operatorSettings(model, sloP95Ms, rps, random) } };
   // The oracles' margin, calibrated for this gateway so that they exceed the SLO in about 1%
   // of the windows, as on the shipped scenarios (sim/oracle-calibration.js). A drop's own
   // margin, calibrated at the lowest capacity, holds only while the capacity is down, as the
@@ -266,17 +268,22 @@ export function drawScenario(family, seed) {
  * of about ±15%, and sloCapacityRatio from the same test, the rate at the SLO p95 over it
  * (the error is the test's, in both rates alike: the ratio is the true one). Everything
  * else, the wake-up priors included, stays at the controller's defaults: an operator does
- * not know the open rate or the delay of a campaign not yet sent.
+ * not know the open rate or the delay of a campaign not yet sent. And baseLoadRps, the least
+ * the users send as a dashboard shows it: the baseline's mean with a log-normal error of about
+ * ±30%, less two of its standard deviations (over the truth in 2.3% of worlds), drawn last so
+ * that no other draw moves.
  * @param {import('./gateway-model.js').GatewayModel} model
  * @param {number} sloP95Ms
+ * @param {number} baselineRps  the baseline's mean
  * @param {Random} random
  */
-function operatorSettings(model, sloP95Ms, random) {
+function operatorSettings(model, sloP95Ms, baselineRps, random) {
   const atSetpoint = model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * sloP95Ms);
   const measured = atSetpoint * Math.exp(LOAD_TEST_SIGMA * random.normal());
   // Rounded down: an operator who rounds up lets the whole-campaign burst past the SLO.
   const sloCapacityRatio = Math.max(1, Math.floor((100 * model.rateAtP95(1, sloP95Ms)) / atSetpoint) / 100);
-  return { capacityRps: round(Math.max(1, measured), 1), sloCapacityRatio };
+  const baseLoadRps = round(baselineRps * Math.exp(USERS_FIGURE_SIGMA * (random.normal() - 2)), 1);
+  return { capacityRps: round(Math.max(1, measured), 1), sloCapacityRatio, baseLoadRps };
 }
 
 /**

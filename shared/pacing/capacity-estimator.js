@@ -45,10 +45,11 @@
  * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
+ * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -392,10 +393,11 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
     const xStar = setpointMs - l0;
     const tau = Math.max(l0, xStar * (saturationRatio - 1));
-    const mu = (capacity * (tau + xStar)) / xStar;
+    const b = Math.min(baseLoadRps, 0.9 * capacity);
+    const mu = ((capacity - b) * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
-    const rps = (mu * x) / (tau + x);
+    const rps = b + (mu * x) / (tau + x);
     const slope = (mu * tau) / (tau + x) ** 2;
     return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
   }

@@ -113,6 +113,7 @@ export function createInspectableController(options) {
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
+    baseLoadRps: o.baseLoadRps,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);

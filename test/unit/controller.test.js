@@ -631,6 +631,22 @@ test('a probe whose floor is far below the gateway\'s waiting time reads the loa
   assert.ok(Math.abs(mm1.loadAtLatency(200, 800).rps - mu * (1 - 100 / 200)) < 1e-9);
 });
 
+test('with the users\' load given, a latency-only floor reads that load and the setpoint still the capacity', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  const options = { capacityRps: 35, setpointMs: 300, sloMs: 500, baseLatencyMs: 4, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15 };
+  const plain = createCapacityEstimator(options);
+  const given = createCapacityEstimator({ ...options, baseLoadRps: 8 });
+  assert.equal(given.loadAtLatency(4, 1000).rps, 8);
+  assert.ok(Math.abs(given.loadAtLatency(300, 1000).rps - 35) < 1e-9, 'the setpoint reads the capacity');
+  // Between them the curve is (35 − 8)/35 as steep: a rise of the p95 reads as less load.
+  const rise = (/** @type {typeof plain} */ c) => c.loadAtLatency(60, 1000).rps - c.loadAtLatency(4, 1000).rps;
+  assert.ok(Math.abs(rise(given) / rise(plain) - 27 / 35) < 1e-9);
+  // A figure at or over the capacity is held under it: the curve keeps a slope.
+  const over = createCapacityEstimator({ ...options, baseLoadRps: 50 });
+  assert.ok(Math.abs(over.loadAtLatency(4, 1000).rps - 0.9 * 35) < 1e-9);
+  assert.ok(over.loadAtLatency(60, 1000).rps > over.loadAtLatency(4, 1000).rps);
+});
+
 test('a governor reading a probe on a one-process gateway neither floods it nor stalls', () => {
   // The gateway: 43 requests/s at full CPU, a probe floor of 4 ms and a wait of about
   // 40 ms × ρ/(1 − ρ) behind the users' requests, which a window's few probes sample as one
