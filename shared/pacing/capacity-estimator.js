@@ -367,7 +367,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
 
   /**
    * The total load a latency-only window implies, read off a latency curve through the base
-   * (ℓ₀, idle) and the capacity at the setpoint (Ĉ, ℓ*). The curve is a queue's: a floor and
+   * (ℓ₀, idle unless baseLoadRps says otherwise) and the capacity at the setpoint (Ĉ, ℓ*). The curve is a queue's: a floor and
    * a waiting time that grows as ρ/(1 − ρ) (Pollaczek-Khinchine),
    *
    *   ℓ(λ) = ℓ₀ + τ·ρ/(1 − ρ),  ρ = λ/μ,   so   λ(ℓ) = μ·x/(τ + x),  x = ℓ − ℓ₀,
@@ -382,7 +382,10 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * at least ℓ₀ (a gateway whose floor is its service time, where the M/M/1 curve holds).
    * At the setpoint it reads Ĉ exactly, whatever the true curve, so the plan's fixed point
    * stays at the setpoint latency; away from it the error is absorbed into the baseline
-   * estimate. Below the base the curve says nothing (0). The variance propagates one window's
+   * estimate. With the users' own load given (baseLoadRps, B, kept under 0.9·Ĉ) the curve goes
+   * through (B, ℓ₀) instead: λ(ℓ) = B + μ_B·x/(τ + x), μ_B = (Ĉ − B)·(τ + x*)/x*, so the floor
+   * reads B where it read 0 (docs/pacing.md, "The users' load on a latency-only curve"). Below
+   * the base the curve says nothing more (B). The variance propagates one window's
    * p95 noise (windowNoise()·ℓ) through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the
    * gateway saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
    * @param {number} p95Ms
