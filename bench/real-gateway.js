@@ -1,7 +1,7 @@
 // The governor against the real gateway (demo/real-gateway.js: one process, 23 ms of CPU and
 // a PostgreSQL lookup per request), in one run: a sweep of fixed send rates without a
 // governor, to find the best rate an operator could have set safely, then the governor with
-// each gateway metric source. Issue #11's targets: with either source the users' p95 within
+// each gateway metric source (and the probe once more without the users' load). Issue #11's targets: with either source the users' p95 within
 // the SLO in ≥ 95% of 5-s windows, and the campaign done in at most 1.3 × the best safe fixed
 // rate's time.
 //
@@ -65,16 +65,18 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
 
   /**
    * One whole campaign, fixed or governed, judged by the demo's own checks.
-   * @param {{ rate?: number, source?: SourceName, maxWallMs: number }} how
+   * @param {{ rate?: number, source?: SourceName, maxWallMs: number, untold?: boolean }} how
+   *   untold: the governor is not given the users' load (PACING_BASE_LOAD_RPS=0)
    */
-  const campaign = async ({ rate, source, maxWallMs }) => {
-    const record = await runDemo({ world: { ...world, maxWallMs }, source, fixedRate: rate, note, onTick: () => {},
+  const campaign = async ({ rate, source, maxWallMs, untold = false }) => {
+    const priors = untold ? { ...world.priors, baseLoadRps: 0 } : world.priors;
+    const record = await runDemo({ world: { ...world, priors, maxWallMs }, source, fixedRate: rate, note, onTick: () => {},
       stopWhen: rate === undefined ? undefined : (progress) => decidedUnsafe(progress, world) });
     const summary = summarize(record, Date.now());
     const { slo, exactlyOnce } = summary.checks;
     /** @type {RealGatewayRow} */
     const row = {
-      run: rate === undefined ? /** @type {string} */ (source) : 'fixed', rate: rate ?? null, devices: record.audience,
+      run: rate === undefined ? `${source}${untold ? '-untold' : ''}` : 'fixed', rate: rate ?? null, devices: record.audience,
       sendSeconds: summary.campaign.seconds, meanSendRate: summary.campaign.meanSendRate,
       windows: slo.evaluated, windowsOver: slo.evaluated - slo.within, errors: summary.gateway.errors, failures: summary.gateway.failures, peakP95Ms: summary.gateway.peakP95Ms,
       safe: record.failure === null && exactlyOnce.ok && slo.ok && summary.gateway.errors === 0, failure: record.failure, workMsPerRequest: summary.gateway.workMsPerRequest
@@ -110,13 +112,16 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
   const governedLimit = runLimitMs(world.maxWallMs, best?.sendSeconds ?? null);
   /** @type {Array<RealGatewayRow & { ratio: number | null, met: boolean }>} */
   const governed = [];
-  for (const source of /** @type {SourceName[]} */ (['scrape', 'probe'])) {
-    note(`governor reading the ${source}, ${world.audience} devices, at most ${(governedLimit / 1000).toFixed(0)} s`);
-    const { row, record, summary } = await campaign({ source, maxWallMs: governedLimit });
+  // Each source as shipped, then the probe once more without the users' load, side by side
+  // (the operator's figure, PACING_BASE_LOAD_RPS, is read by latency-only sources alone).
+  for (const { source, untold } of /** @type {Array<{ source: SourceName, untold: boolean }>} */ (GOVERNED_RUNS)) {
+    const name = `${source}${untold ? '-untold' : ''}`;
+    note(`governor reading the ${source}${untold ? ', not given the users\' load' : ''}, ${world.audience} devices, at most ${(governedLimit / 1000).toFixed(0)} s`);
+    const { row, record, summary } = await campaign({ source, maxWallMs: governedLimit, untold });
     const ratio = overBest(row, best);
     governed.push({ ...row, ratio, met: row.safe && ratio !== null && ratio <= 1.3 });
-    await writeFile(join(chartDir, `governor-${source}.json`), JSON.stringify(summary, null, 2) + '\n');
-    await writeFile(join(ROOT, `bench/charts/real-gateway-${source}.svg`), chartOf(record, summary));
+    await writeFile(join(chartDir, `governor-${name}.json`), JSON.stringify(summary, null, 2) + '\n');
+    if (!untold) await writeFile(join(ROOT, `bench/charts/real-gateway-${source}.svg`), chartOf(record, summary));
   }
   return { world, sweep, best, governed, governedLimitSeconds: governedLimit / 1000, runtimeSeconds: (Date.now() - started) / 1000 };
 }
@@ -151,6 +156,12 @@ const overBest = (x, best) => (best?.sendSeconds && x.sendSeconds !== null ? x.s
 /** Sweep rows in order of their rate. @param {RealGatewayRow} a @param {RealGatewayRow} b */
 const byRate = (a, b) => Number(a.rate) - Number(b.rate);
 
+/** The governed runs, in order: each source as shipped, and the probe not given the users' load (a reference). */
+const GOVERNED_RUNS = Object.freeze([{ source: 'scrape', untold: false }, { source: 'probe', untold: false }, { source: 'probe', untold: true }]);
+
+/** What each governed run is called in the table. @type {Record<string, string>} */
+const RUN_LABELS = { scrape: 'governor, metrics-scrape', probe: 'governor, active-probe', 'probe-untold': 'governor, active-probe, users\' load not given (reference)' };
+
 /** Set-up (gateway, workers, governor's warm-up) and the last wake-ups, beyond the sends. */
 const SLACK_MS = 90_000;
 
@@ -184,7 +195,8 @@ export function formatRealGatewaySection(r) {
     `and one PostgreSQL lookup per request; ${world.baselineRps} requests/s from users nobody pushed; ${int(world.audience)} devices, ` +
     `${100 * world.wakeUp.openProbability}% open the app a median ${world.wakeUp.openDelayMedianMs / 1000} s after the push, ${world.wakeUp.requestsPerOpen} requests each. ` +
     `SLO p95 ${world.sloP95Ms} ms over the users' requests as the phones timed them, in 5-s windows. Governor priors: capacity ${world.priors.capacityRps}/s, ` +
-    `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * world.setpointRatio}% of the SLO. ` +
+    `${100 * world.priors.openProbability}% open, median ${world.priors.openDelayMedianMs / 1000} s, setpoint ${100 * world.setpointRatio}% of the SLO, ` +
+    `users' load at least ${world.priors.baseLoadRps ?? 0}/s (read by the probe only). ` +
     `Every run was judged on every 5-s window from its first send to its last wake-ups, and its time is from the first send to the last; ` +
     `a fixed rate stopped as soon as it could no longer be safe (a failed request, or more windows over than ${Math.round(100 * (1 - world.minShareWithinSlo))}% of the most it could have had). ` +
     `A governed run had at most ${int(r.governedLimitSeconds)} s (1.5 × the best safe fixed rate's time plus ${SLACK_MS / 1000} s of set-up and last wake-ups, at least the demo's ${world.maxWallMs / 1000} s). ` +
@@ -194,7 +206,7 @@ export function formatRealGatewaySection(r) {
   // The host's speed changes in phases minutes long: read what each run met beside it.
   const cpu = (/** @type {RealGatewayRow} */ x) => (x.workMsPerRequest === null ? '–' : `${x.workMsPerRequest.toFixed(1)} ms`);
   /** @param {RealGatewayRow} x @param {number | null} ratio @param {string} verdict */
-  const row = (x, ratio, verdict) => lines.push(`| ${x.rate === null ? `governor, ${x.run === 'probe' ? 'active-probe' : 'metrics-scrape'}` : `fixed ${x.rate}/s`} | ` +
+  const row = (x, ratio, verdict) => lines.push(`| ${x.rate === null ? RUN_LABELS[x.run] ?? x.run : `fixed ${x.rate}/s`} | ` +
     `${x.sendSeconds === null ? '–' : `${x.sendSeconds.toFixed(0)} s`} | ${x.meanSendRate ?? '–'} | ${pct(x.windowsOver, x.windows)} | ${x.errors}${causes(x)} | ` +
     `${int(x.peakP95Ms)} ms | ${ratio === null ? '–' : ratio.toFixed(2)} | ${verdict}${x.failure ? ` (${x.failure})` : ''} | ${cpu(x)} |`);
   for (const x of [...r.sweep].sort(byRate)) row(x, overBest(x, best), x.safe ? 'safe' : 'not safe');
@@ -206,7 +218,7 @@ export function formatRealGatewaySection(r) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // `node bench/real-gateway.js --smoke`: one fixed rate and two governed runs, 400 devices each, to try it out.
+  // `node bench/real-gateway.js --smoke`: one fixed rate and the three governed runs, 400 devices each, to try it out.
   const smoke = process.argv.includes('--smoke');
   const r = await benchRealGateway({ note: (m) => console.error(`· ${m}`), ...(smoke ? { rates: [20], audience: 400 } : {}) });
   console.log(formatRealGatewaySection(r));

@@ -202,6 +202,9 @@ test('--source and --gateway choose the governor\'s metric source and the gatewa
   assert.equal(env.GATEWAY_METRICS_URL, `http://127.0.0.1:9${PROBE_ROUTE}`);
   // What the governor process will accept.
   assert.equal(loadConfig({ ...env, REDIS_URL }).gatewayMetrics.kind, 'active-probe');
+  // The operator's low figure for the users' load reaches the controller (the probe reads load off the latency curve).
+  assert.equal(loadConfig({ ...env, REDIS_URL }).pacing.controller.baseLoadRps, REAL_DEMO.priors.baseLoadRps);
+  assert.ok(Number(REAL_DEMO.priors.baseLoadRps) > 0 && Number(REAL_DEMO.priors.baseLoadRps) < REAL_DEMO.baselineRps);
   assert.equal(governorEnv(REAL_DEMO, 'http://127.0.0.1:9').GATEWAY_METRICS, 'metrics-scrape');
   const defaults = parseDemoFlags([]);
   assert.ok(!('error' in defaults) && defaults.source === 'scrape' && defaults.world.name === 'modelled');
