@@ -46,11 +46,10 @@
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
- * @param {number} [options.trialReadingZ]  a latency-only window grows the trial by its reading less this many of the reading's standard deviations, and no crossing ends it (0: the reading itself, and a crossing ends it; see followTrial)
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, trialReadingZ = 0, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -132,12 +131,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     measureNoise(p95Ms);
     if (rps === null) {
       learnBase(p95Ms, 0, BASE_REQUESTS);
-      const reading = loadAtLatency(p95Ms, 2 * sloMs);
-      if (trialReadingZ > 0) {
-        if (p95Ms < setpointMs) followTrial(Math.max(0, reading.rps - trialReadingZ * Math.sqrt(reading.variance)), p95Ms);
-      } else {
-        followTrial(reading.rps, p95Ms);
-      }
+      followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms);
       return;
     }
     if (!(rps >= 0)) return;
