@@ -55,7 +55,6 @@ import { InputError } from '../errors.js';
  * @property {number} capacityEdgeProbeWindows  that rise grows as (1 + n / this)² with the windows n since the crossing
  * @property {number} capacityTrialShare  the share of the prior capacityRps the plan may fill before the gateway has shown it (1: the whole prior at once, no trial)
  * @property {number} capacityTrialGrowth during the trial, each window under the setpoint lets the plan fill this multiple of the load it showed
- * @property {number} latencyCurveFromRatio  experimental (0: off): 1 shapes a latency-only source's curve by sloCapacityRatio, the load test's second point
  * @property {number} baseLoadRps  with a latency-only source, the least the users' own traffic sends through the gateway, requests/s (0: not known): the curve reads its floor as this load
  * @property {number} capacityEnvelopeMs  on a gateway whose p95 jumps between windows, the plan fills the lowest capacity estimate of this long, in whole windows (0: off)
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
@@ -137,7 +136,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEdgeProbeWindows: 360,
   capacityTrialShare: 0.5,
   capacityTrialGrowth: 1.5,
-  latencyCurveFromRatio: 0,
   capacityEnvelopeMs: 60_000,
   baseLoadRps: 0,
   sloCapacityRatio: 1,

@@ -114,7 +114,6 @@ export function createInspectableController(options) {
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
-    curveFromRatio: o.latencyCurveFromRatio > 0,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
