@@ -1,9 +1,9 @@
 // The governor against the real gateway (demo/real-gateway.js: one process, 23 ms of CPU and
 // a PostgreSQL lookup per request), in one run: a sweep of fixed send rates without a
 // governor, to find the best rate an operator could have set safely, then the governor with
-// each gateway metric source (and the probe once more without the users' load). Issue #11's targets: with either source the users' p95 within
-// the SLO in ≥ 95% of 5-s windows, and the campaign done in at most 1.3 × the best safe fixed
-// rate's time.
+// each gateway metric source, and the probe once more without the users' load beside it.
+// Issue #11's targets: with either source the users' p95 within the SLO in ≥ 95% of 5-s
+// windows, and the campaign done in at most 1.3 × the best safe fixed rate's time.
 //
 //   node bench/real-gateway.js            prints the section (npm run bench real-gateway appends it to RESULTS.md)
 //
@@ -76,7 +76,7 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
     const { slo, exactlyOnce } = summary.checks;
     /** @type {RealGatewayRow} */
     const row = {
-      run: rate === undefined ? `${source}${untold ? '-untold' : ''}` : 'fixed', rate: rate ?? null, devices: record.audience,
+      run: rate === undefined ? runName(/** @type {SourceName} */ (source), untold) : 'fixed', rate: rate ?? null, devices: record.audience,
       sendSeconds: summary.campaign.seconds, meanSendRate: summary.campaign.meanSendRate,
       windows: slo.evaluated, windowsOver: slo.evaluated - slo.within, errors: summary.gateway.errors, failures: summary.gateway.failures, peakP95Ms: summary.gateway.peakP95Ms,
       safe: record.failure === null && exactlyOnce.ok && slo.ok && summary.gateway.errors === 0, failure: record.failure, workMsPerRequest: summary.gateway.workMsPerRequest
@@ -115,12 +115,11 @@ export async function benchRealGateway({ rates = [20, 24, 28, 32, 36], note = ()
   // Each source as shipped, then the probe once more without the users' load, side by side
   // (the operator's figure, PACING_BASE_LOAD_RPS, is read by latency-only sources alone).
   for (const { source, untold } of /** @type {Array<{ source: SourceName, untold: boolean }>} */ (GOVERNED_RUNS)) {
-    const name = `${source}${untold ? '-untold' : ''}`;
     note(`governor reading the ${source}${untold ? ', not given the users\' load' : ''}, ${world.audience} devices, at most ${(governedLimit / 1000).toFixed(0)} s`);
     const { row, record, summary } = await campaign({ source, maxWallMs: governedLimit, untold });
     const ratio = overBest(row, best);
     governed.push({ ...row, ratio, met: row.safe && ratio !== null && ratio <= 1.3 });
-    await writeFile(join(chartDir, `governor-${name}.json`), JSON.stringify(summary, null, 2) + '\n');
+    await writeFile(join(chartDir, `governor-${row.run}.json`), JSON.stringify(summary, null, 2) + '\n');
     if (!untold) await writeFile(join(ROOT, `bench/charts/real-gateway-${source}.svg`), chartOf(record, summary));
   }
   return { world, sweep, best, governed, governedLimitSeconds: governedLimit / 1000, runtimeSeconds: (Date.now() - started) / 1000 };
@@ -159,7 +158,10 @@ const byRate = (a, b) => Number(a.rate) - Number(b.rate);
 /** The governed runs, in order: each source as shipped, and the probe not given the users' load (a reference). */
 const GOVERNED_RUNS = Object.freeze([{ source: 'scrape', untold: false }, { source: 'probe', untold: false }, { source: 'probe', untold: true }]);
 
-/** What each governed run is called in the table. @type {Record<string, string>} */
+/** A governed run's name: its source, and whether it was not given the users' load. @param {SourceName} source @param {boolean} untold */
+const runName = (source, untold) => `${source}${untold ? '-untold' : ''}`;
+
+/** What each governed run is called in the table, by its name. @type {Record<string, string>} */
 const RUN_LABELS = { scrape: 'governor, metrics-scrape', probe: 'governor, active-probe', 'probe-untold': 'governor, active-probe, users\' load not given (reference)' };
 
 /** Set-up (gateway, workers, governor's warm-up) and the last wake-ups, beyond the sends. */

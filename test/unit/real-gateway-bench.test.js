@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runLimitMs, decidedUnsafe } from '../../bench/real-gateway.js';
+import { runLimitMs, decidedUnsafe, formatRealGatewaySection } from '../../bench/real-gateway.js';
+import { REAL_DEMO } from '../../demo/settings.js';
 
 test('a run of the real-gateway bench gets the time its 1.3 × target allows, never less than the demo limit', () => {
   // The slow phase of 2026-11-26: best safe fixed 12/s, 6,000 devices in 500 s. The demo's
@@ -40,4 +41,16 @@ test('a fixed run of the sweep stops once it can no longer be safe, and not befo
   const reset = [...calls(60, () => 50), start + 61_200, 3, 0];
   assert.equal(decidedUnsafe({ samples: reset, campaignStart: start, deadline, now: start + 65_000 }, world), '1 user request failed');
   assert.equal(decidedUnsafe({ samples: calls(60, () => 50, 503), campaignStart: start, deadline, now: start + 60_000 }, world), '60 user requests failed');
+});
+
+test('the section names each governed run, the probe not given the users\' load as a reference, and says what the operator gave', () => {
+  /** @param {string} run @param {number | null} rate @param {number} seconds */
+  const row = (run, rate, seconds) => ({ run, rate, devices: 6000, sendSeconds: seconds, meanSendRate: 6000 / seconds, windows: 60, windowsOver: 0, errors: 0, failures: {}, peakP95Ms: 200, safe: true, failure: null, workMsPerRequest: 20 });
+  const best = row('fixed', 22, 274);
+  const governed = [['scrape', 272], ['probe', 459], ['probe-untold', 420]].map(([run, seconds]) => ({ ...row(String(run), null, Number(seconds)), ratio: Number(seconds) / 274, met: Number(seconds) / 274 <= 1.3 }));
+  const text = formatRealGatewaySection({ world: REAL_DEMO, sweep: [best], best, governed, governedLimitSeconds: 501, runtimeSeconds: 2000 });
+  assert.match(text, /\| governor, metrics-scrape \| 272 s .* \| met \|/);
+  assert.match(text, /\| governor, active-probe \| 459 s .* \| NOT met \|/);
+  assert.match(text, /\| governor, active-probe, users' load not given \(reference\) \| 420 s /);
+  assert.match(text, new RegExp(`users' load at least ${REAL_DEMO.priors.baseLoadRps}/s \\(read by the probe only\\)`));
 });
