@@ -46,10 +46,11 @@
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
+ * @param {boolean} [options.curveFromRatio]  experimental: a latency-only curve's waiting-time scale from sloCapacityRatio where it is given, and a reading's variance from the curve's secant (see loadAtLatency)
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, curveFromRatio = false, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -395,14 +396,35 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   function loadAtLatency(p95Ms, censorMs) {
     const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
     const xStar = setpointMs - l0;
-    const tau = Math.max(l0, xStar * (saturationRatio - 1));
     const b = Math.min(baseLoadRps, 0.9 * capacity);
+    const tau = (curveFromRatio && ratioTau(l0, xStar, b)) || Math.max(l0, xStar * (saturationRatio - 1));
     const mu = ((capacity - b) * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
-    const rps = b + (mu * x) / (tau + x);
+    const at = (/** @type {number} */ xi) => b + (mu * Math.max(0, xi)) / (tau + Math.max(0, xi));
+    const rps = at(x);
+    if (curveFromRatio) {
+      // The secant over ± one window's noise: on a cliff the slope at the floor is unbounded,
+      // the load the noise spans is at most the curve's range.
+      const spread = windowNoise() * (l0 + x);
+      return { rps, variance: ((at(x + spread) - at(x - spread)) / 2) ** 2 + 1, censored };
+    }
     const slope = (mu * tau) / (tau + x) ** 2;
     return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
+  }
+
+  /**
+   * The waiting-time scale τ of the curve through (ℓ*, Ĉ) that also goes through the load
+   * test's second point (SLO, sloCapacityRatio·Ĉ); null where the ratio is not given or says
+   * the curve is not concave.
+   * @param {number} l0 @param {number} xStar @param {number} b
+   */
+  function ratioTau(l0, xStar, b) {
+    if (!(sloCapacityRatio > 1) || !(capacity > b)) return null;
+    const xSlo = sloMs - l0;
+    const r = (sloCapacityRatio * capacity - b) / (capacity - b);
+    const denominator = xSlo - r * xStar;
+    return denominator > 0 ? Math.max(1e-3, (xStar * xSlo * (r - 1)) / denominator) : null;
   }
 
   return {

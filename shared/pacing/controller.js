@@ -114,6 +114,7 @@ export function createInspectableController(options) {
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
+    curveFromRatio: o.latencyCurveFromRatio > 0,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
@@ -301,6 +302,9 @@ export function createInspectableController(options) {
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
     // setpoint is the margin ("A margin in proportion to the push load", docs/pacing.md).
     const pushMargin = o.sloCapacityRatio > 1 ? o.pushMargin : 0;
+    // A latency-only source cannot bound the users' load from above on a gateway flat until
+    // its cliff; the operator's figure does ("The users' load on a latency-only curve").
+    const maxBaselineRps = latencyOnly && o.maxBaseLoadRps > 0 ? o.maxBaseLoadRps : Infinity;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
@@ -309,8 +313,8 @@ export function createInspectableController(options) {
     // trial here too, the campaigns the informed oracle sends within a minute took 4.13 × its
     // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
+      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps }) * (interval / 1000) >= remaining;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     // A campaign that does not fit in one interval may still be one peak: sent evenly within
     // shortCampaignMs of its first send, its whole wake-up load, at each member's caution,
@@ -326,7 +330,7 @@ export function createInspectableController(options) {
     if (remaining > shortLeft) shortRate = 0;
     const asked = (sendsSinceReset === 0 || shortRate > 0) && bank.initialised && remaining < Infinity &&
       o.sloCapacityRatio > 1 && o.lossShare === 0 && age < o.shortCampaignMs;
-    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin }) : 0;
+    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin, maxBaselineRps }) : 0;
     if (sendsSinceReset === 0) {
       shortRate = even;
       shortLeft = remaining;

@@ -31,7 +31,7 @@
 // variables), which made a wrong member win in a world with a narrower delay spread.
 
 import { normalCdf, normalQuantile } from './wake-up-model.js';
-import { maxUnitLoadOf, loadBoundOf } from './parameter-estimator.js';
+import { maxUnitLoadOf, loadBoundOf, boundBaseline } from './parameter-estimator.js';
 import { createShapeMember, createLearnedMember } from './bank-members.js';
 import { lossGuardRate } from './loss-guard.js';
 
@@ -263,14 +263,15 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number }} input
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number, maxBaselineRps?: number }} input
    *   remaining: devices still to send, Infinity when unknown; aimRps: the load the plan may
    *   reach, when it is not the capacity at the setpoint (the capacity at the SLO); pushMargin:
-   *   the plan counts each send's load as (1 + this) × the estimate
+   *   the plan counts each send's load as (1 + this) × the estimate; maxBaselineRps: the most
+   *   users' load the plan counts (Infinity: no bound)
    */
-  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0 }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0, maxBaselineRps = Infinity }) {
     let rate = Infinity;
-    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, pushMargin)) {
+    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, pushMargin, maxBaselineRps)) {
       m.lastMaxUnitLoad = maxUnitLoad;
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
@@ -298,17 +299,18 @@ export function createModelBank(o) {
    * The members that still count, after weighing them, each with its estimate as the plan
    * counts it (requests per send × (1 + pushMargin), and room in the baseline's variance for
    * the load noise the filters do not explain: see excessNoise) and the push load X* that
-   * estimate allows under `aimRps` at the member's caution.
-   * @param {number} aimRps @param {number} pushMargin
+   * estimate allows under `aimRps` at the member's caution. With `maxBaselineRps` the
+   * baseline it counts, at that caution, stays at or under it (boundBaseline).
+   * @param {number} aimRps @param {number} pushMargin @param {number} maxBaselineRps
    */
-  function counting(aimRps, pushMargin) {
+  function counting(aimRps, pushMargin, maxBaselineRps) {
     weigh();
     const noiseVariance = o.excessNoiseWeight * excessNoise();
     return models.flatMap((m) => {
       const z = m.z;
       if (z === null) return [];
       const learned = m.member.estimate();
-      const estimate = { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
+      const estimate = boundBaseline({ ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance }, maxBaselineRps, z);
       return [{ m, z, estimate, maxUnitLoad: maxUnitLoadOf(estimate, aimRps, z) }];
     });
   }
@@ -317,11 +319,11 @@ export function createModelBank(o) {
    * The short campaign's rate (rate-planner.js shortCampaignRate): the highest rate that sends the
    * `remaining` devices within `maxMs` with every member's predicted load, at its caution, at
    * or under `aimRps`; 0 if some member says it does not fit.
-   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number, pushMargin?: number }} input
+   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number, pushMargin?: number, maxBaselineRps?: number }} input
    */
-  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, pushMargin = 0 }) {
+  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, pushMargin = 0, maxBaselineRps = Infinity }) {
     let rate = Infinity;
-    for (const { m, maxUnitLoad } of counting(aimRps, pushMargin)) {
+    for (const { m, maxUnitLoad } of counting(aimRps, pushMargin, maxBaselineRps)) {
       rate = Math.min(rate, m.member.shortCampaignRate({ nowMs, maxUnitLoad, remaining, maxMs, maxRate: o.maxRate }));
       if (rate === 0) break;
     }
