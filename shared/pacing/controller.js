@@ -115,6 +115,7 @@ export function createInspectableController(options) {
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
     curveFromRatio: o.latencyCurveFromRatio > 0,
+    intervals: o.latencyCurveFromRatio === 2,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
@@ -237,12 +238,13 @@ export function createInspectableController(options) {
       const drained = saturated && lastP95 !== null ? Math.max(0, 1 + Math.min(0, gateway.p95Ms - lastP95) / dtMs) : 1;
       const load = gateway.rps === null
         ? capacity.loadAtLatency(gateway.p95Ms, 2 * o.sloP95Ms)
-        : { rps: gateway.rps * drained, variance: undefined, censored: false };
+        : { rps: gateway.rps * drained, variance: undefined, censored: false, lowerRps: undefined, upperRps: undefined };
       lastP95 = gateway.p95Ms;
       bank.observe({
-        rps: load.rps,
+        rps: load.lowerRps ?? load.rps,
         variance: load.variance,
         censored: saturated || load.censored,
+        upperRps: saturated ? undefined : load.upperRps,
         windowStartMs: windowEnd - o.metricsWindowMs,
         windowEndMs: windowEnd,
         dtMs
@@ -284,7 +286,12 @@ export function createInspectableController(options) {
     // The plan fills the estimate, or less while the operator's prior is on trial
     // (capacity-estimator.js followTrial).
     const estimateRps = capacity.capacity * misses.trim;
-    const capacityRps = capacity.planned * misses.trim;
+    // Read as intervals (latencyCurveFromRatio), a latency-only source cannot show the users'
+    // load the gateway carries, so the prior's trial bounds the room above it, not the total:
+    // the plan fills trialShare of the push load it would allow (experimental).
+    const roomTrial = latencyOnly && o.latencyCurveFromRatio === 2;
+    const capacityRps = (roomTrial ? capacity.tried : capacity.planned) * misses.trim;
+    const roomShare = roomTrial && capacity.onTrial ? o.capacityTrialShare : 1;
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
@@ -314,7 +321,7 @@ export function createInspectableController(options) {
     // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
       bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps }) : 0;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, roomShare }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     // A campaign that does not fit in one interval may still be one peak: sent evenly within
     // shortCampaignMs of its first send, its whole wake-up load, at each member's caution,

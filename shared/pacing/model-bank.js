@@ -31,7 +31,7 @@
 // variables), which made a wrong member win in a world with a narrower delay spread.
 
 import { normalCdf, normalQuantile } from './wake-up-model.js';
-import { maxUnitLoadOf, loadBoundOf, boundBaseline } from './parameter-estimator.js';
+import { maxUnitLoadOf, loadBoundOf, boundBaseline, observedEdge } from './parameter-estimator.js';
 import { createShapeMember, createLearnedMember } from './bank-members.js';
 import { lossGuardRate } from './loss-guard.js';
 
@@ -108,27 +108,31 @@ export function createModelBank(o) {
 
   /**
    * One metrics window: every member scores its prediction, then updates its filter.
-   * `variance` and `censored` as in the parameter estimator's WindowObservation.
-   * @param {{ rps: number, windowStartMs: number, windowEndMs: number, dtMs: number, variance?: number, censored?: boolean }} window
+   * `variance`, `censored` and `upperRps` as in the parameter estimator's WindowObservation.
+   * @param {{ rps: number, windowStartMs: number, windowEndMs: number, dtMs: number, variance?: number, censored?: boolean, upperRps?: number }} window
    */
-  function observe({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false }) {
+  function observe({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false, upperRps }) {
     const decay = Math.exp(-Math.max(0, dtMs) / MEMORY_MS);
     const top = best();
     /** @type {{ innovation: number, variance: number, push: number } | null} */
     let topPrediction = null;
     const extraVariance = o.filterNoiseWeight * excessNoise();
-    const window = { rps, windowStartMs, windowEndMs, dtMs, variance, censored, extraVariance };
+    const window = { rps, windowStartMs, windowEndMs, dtMs, variance, censored, upperRps, extraVariance };
     for (const m of models) {
       if (m.member.initialised) {
         const prediction = m.member.predict(window);
-        const { innovation, variance: s } = prediction;
-        if (m === top) topPrediction = { ...prediction, push: rps - prediction.innovation - m.member.estimate().baseline };
-        // A censored window that the member predicted above says nothing about it.
-        if (!censored || innovation > 0) m.logLikelihood = decay * m.logLikelihood - o.likelihoodWeight * 0.5 * (Math.min(innovation * innovation / s, 50) + Math.log(s));
+        const predicted = rps - prediction.innovation;
+        // A censored window that the member predicted above, or an interval it predicted
+        // within, says nothing about it; outside, it is scored against the nearer edge.
+        const edge = observedEdge(window, predicted);
+        const innovation = edge === null ? 0 : edge - predicted;
+        if (m === top) topPrediction = { ...prediction, push: predicted - m.member.estimate().baseline };
+        if (edge !== null) m.logLikelihood = decay * m.logLikelihood - o.likelihoodWeight * 0.5 * (Math.min(innovation * innovation / prediction.variance, 50) + Math.log(prediction.variance));
       }
       m.member.update(window);
     }
-    if (topPrediction) {
+    // An interval's midpoint is no measurement: neither noise nor a jump is read from it.
+    if (topPrediction && upperRps === undefined) {
       // The excess is measured against the variance the filters expect without it.
       if (!censored) learnNoise({ innovation: topPrediction.innovation, variance: topPrediction.variance - extraVariance });
       detectJump(topPrediction, rps);
@@ -263,16 +267,17 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number, maxBaselineRps?: number }} input
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number, maxBaselineRps?: number, roomShare?: number }} input
    *   remaining: devices still to send, Infinity when unknown; aimRps: the load the plan may
    *   reach, when it is not the capacity at the setpoint (the capacity at the SLO); pushMargin:
    *   the plan counts each send's load as (1 + this) × the estimate; maxBaselineRps: the most
-   *   users' load the plan counts (Infinity: no bound)
+   *   users' load the plan counts (Infinity: no bound); roomShare: the share of the push load
+   *   that estimate allows the plan may fill (the prior's trial on the room; 1: all of it)
    */
-  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0, maxBaselineRps = Infinity }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0, maxBaselineRps = Infinity, roomShare = 1 }) {
     let rate = Infinity;
     for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, pushMargin, maxBaselineRps)) {
-      m.lastMaxUnitLoad = maxUnitLoad;
+      m.lastMaxUnitLoad = roomShare * maxUnitLoad;
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
         const { baseline, gain, paa } = estimate;
