@@ -114,6 +114,8 @@ export function createInspectableController(options) {
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
+    curveFromRatio: o.latencyCurveFromRatio > 0,
+    intervals: o.latencyCurveFromRatio === 2,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
@@ -143,6 +145,8 @@ export function createInspectableController(options) {
   let margin = o.sloMargin;
   /** A window of the current campaign went over the SLO. */
   let missedInCampaign = false;
+  /** Experimental (latencyCurveFromRatio 5): a window of the current campaign reached the setpoint. */
+  let kneeInCampaign = false;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -236,12 +240,13 @@ export function createInspectableController(options) {
       const drained = saturated && lastP95 !== null ? Math.max(0, 1 + Math.min(0, gateway.p95Ms - lastP95) / dtMs) : 1;
       const load = gateway.rps === null
         ? capacity.loadAtLatency(gateway.p95Ms, 2 * o.sloP95Ms)
-        : { rps: gateway.rps * drained, variance: undefined, censored: false };
+        : { rps: gateway.rps * drained, variance: undefined, censored: false, lowerRps: undefined, upperRps: undefined };
       lastP95 = gateway.p95Ms;
       bank.observe({
-        rps: load.rps,
+        rps: load.lowerRps ?? load.rps,
         variance: load.variance,
         censored: saturated || load.censored,
+        upperRps: saturated ? undefined : load.upperRps,
         windowStartMs: windowEnd - o.metricsWindowMs,
         windowEndMs: windowEnd,
         dtMs
@@ -254,6 +259,8 @@ export function createInspectableController(options) {
       // campaigns whose every window stayed under the SLO.
       if (sendsSinceReset === 0) missedInCampaign = false;
       else if (gateway.p95Ms > o.sloP95Ms) missedInCampaign = true;
+      if (sendsSinceReset === 0) kneeInCampaign = false;
+      else if (gateway.p95Ms >= setpointMs) kneeInCampaign = true;
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
@@ -283,7 +290,12 @@ export function createInspectableController(options) {
     // The plan fills the estimate, or less while the operator's prior is on trial
     // (capacity-estimator.js followTrial).
     const estimateRps = capacity.capacity * misses.trim;
-    const capacityRps = capacity.planned * misses.trim;
+    // Read as intervals (latencyCurveFromRatio), a latency-only source cannot show the users'
+    // load the gateway carries, so the prior's trial bounds the room above it, not the total:
+    // the plan fills trialShare of the push load it would allow (experimental).
+    const roomTrial = latencyOnly && o.latencyCurveFromRatio === 2;
+    const capacityRps = (roomTrial ? capacity.tried : capacity.planned) * misses.trim;
+    const roomShare = roomTrial && capacity.onTrial ? o.capacityTrialShare : 1;
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
@@ -301,6 +313,12 @@ export function createInspectableController(options) {
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
     // setpoint is the margin ("A margin in proportion to the push load", docs/pacing.md).
     const pushMargin = o.sloCapacityRatio > 1 ? o.pushMargin : 0;
+    // A latency-only source cannot bound the users' load from above on a gateway flat until
+    // its cliff; the operator's figure does ("The users' load on a latency-only curve").
+    const maxBaselineRps = latencyOnly && o.maxBaseLoadRps > 0 ? o.maxBaseLoadRps : Infinity;
+    // Experimental (latencyCurveFromRatio 5): until a window of the campaign reaches the knee, a
+    // flat curve's windows cannot teach that sends bring less than the prior said.
+    const gainFloor = latencyOnly && o.latencyCurveFromRatio === 5 && !kneeInCampaign && startPrior ? startPrior.requestsPerSend : 0;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
@@ -309,8 +327,8 @@ export function createInspectableController(options) {
     // trial here too, the campaigns the informed oracle sends within a minute took 4.13 × its
     // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
+      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, gainFloor }) * (interval / 1000) >= remaining;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, roomShare, gainFloor }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     // A campaign that does not fit in one interval may still be one peak: sent evenly within
     // shortCampaignMs of its first send, its whole wake-up load, at each member's caution,
@@ -326,7 +344,7 @@ export function createInspectableController(options) {
     if (remaining > shortLeft) shortRate = 0;
     const asked = (sendsSinceReset === 0 || shortRate > 0) && bank.initialised && remaining < Infinity &&
       o.sloCapacityRatio > 1 && o.lossShare === 0 && age < o.shortCampaignMs;
-    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin }) : 0;
+    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin, maxBaselineRps, gainFloor }) : 0;
     if (sendsSinceReset === 0) {
       shortRate = even;
       shortLeft = remaining;

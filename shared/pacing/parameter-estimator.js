@@ -72,24 +72,26 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
    * 550, and the plan overloaded the gateway again as soon as it recovered.
    * @param {WindowObservation} observation
    */
-  function update({ rps, unitLoad, dtMs, variance, extraVariance = 0, censored = false }) {
+  function update({ rps, unitLoad, dtMs, variance, extraVariance = 0, censored = false, upperRps }) {
     const noise = (variance ?? measurementVariance(rps)) + extraVariance;
     if (!initialised) {
-      baseline = Math.min(maxLoad, Math.max(0, rps - gain * unitLoad));
-      pBB = noise + (0.2 * rps) ** 2;
+      const level = censored || !(Number(upperRps) < Infinity) ? rps : (rps + Number(upperRps)) / 2;
+      baseline = Math.min(maxLoad, Math.max(0, level - gain * unitLoad));
+      pBB = noise + (0.2 * level) ** 2;
       initialised = true;
       return;
     }
     // Predict: both drift as random walks over the time since the last window.
     ({ pBB, pBa, paa } = drifted(dtMs));
-    if (censored && baseline + gain * unitLoad >= rps) return;
+    const edge = observedEdge({ rps, upperRps, censored }, baseline + gain * unitLoad);
+    if (edge === null) return;
 
     // Correct, with the innovation clipped at 3 standard deviations so that one odd window
     // (a spike of non-push traffic) moves the estimates only a bounded step.
     const u = unitLoad;
     const s = pBB + 2 * u * pBa + u * u * paa + noise;
     const limit = 3 * Math.sqrt(s);
-    const innovation = Math.max(-limit, Math.min(limit, rps - (baseline + gain * u)));
+    const innovation = Math.max(-limit, Math.min(limit, edge - (baseline + gain * u)));
     const kB = (pBB + u * pBa) / s;
     const ka = (pBa + u * paa) / s;
     // Plausible bounds: no load below 0 or beyond the gateway's saturation, and requests per
@@ -149,6 +151,21 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
 }
 
 /**
+ * What a window says of a prediction: the value to correct it towards, or null where it says
+ * nothing. A point (the measured rate) always corrects; a censored window ("at least rps")
+ * only a prediction under it; an interval (rps to upperRps: a latency-only reading on a curve
+ * that is flat under its knee) only a prediction outside it, towards its nearer edge.
+ * @param {{ rps: number, upperRps?: number, censored?: boolean }} window
+ * @param {number} predicted
+ * @returns {number | null}
+ */
+export function observedEdge({ rps, upperRps, censored = false }, predicted) {
+  if (censored) return predicted >= rps ? null : rps;
+  if (upperRps === undefined) return rps;
+  return predicted < rps ? rps : predicted > upperRps ? upperRps : null;
+}
+
+/**
  * @typedef {object} LoadEstimate  baseline B, requests per send a, and their covariance
  * @property {number} baseline
  * @property {number} gain
@@ -165,6 +182,25 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
  */
 export function loadBoundOf({ baseline, gain, pBB, pBa, paa }, x, z) {
   return baseline + gain * x + z * Math.sqrt(Math.max(0, pBB + 2 * x * pBa + x * x * paa));
+}
+
+/**
+ * The estimate with the users' load bounded from above: the baseline at most `maxBaseline`,
+ * and its standard deviation cut to what leaves the baseline plus z of them at it, the
+ * covariance with requests per send kept in proportion (a latency-only source on a gateway
+ * flat until its cliff cannot bound it: docs/pacing.md, "The users' load on a latency-only
+ * curve"). Unchanged where it already fits, or with no bound (Infinity).
+ * @param {LoadEstimate} e
+ * @param {number} maxBaseline
+ * @param {number} z  standard deviations
+ * @returns {LoadEstimate}
+ */
+export function boundBaseline(e, maxBaseline, z) {
+  const sd = Math.sqrt(e.pBB);
+  if (!(e.baseline + z * sd > maxBaseline)) return e;
+  const baseline = Math.min(e.baseline, maxBaseline);
+  const scale = z > 0 && sd > 0 ? (maxBaseline - baseline) / (z * sd) : 1;
+  return { ...e, baseline, pBB: e.pBB * scale * scale, pBa: e.pBa * scale };
 }
 
 /**
@@ -202,6 +238,7 @@ export function maxUnitLoadOf(e, capacity, z) {
  * @property {number} dtMs       time since the previous window
  * @property {number} [variance] the measurement's variance; default: Poisson counting plus `rpsNoise`
  * @property {boolean} [censored] the load was at least `rps` (a saturated gateway)
+ * @property {number} [upperRps] the load was at most this (an interval from `rps`; see observedEdge)
  * @property {number} [extraVariance] load noise beyond the measurement's, added to its variance (the bank's measured excess)
  */
 

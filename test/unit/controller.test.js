@@ -647,6 +647,43 @@ test('with the users\' load given, a latency-only floor reads that load and the 
   assert.ok(over.loadAtLatency(60, 1000).rps > over.loadAtLatency(4, 1000).rps);
 });
 
+test('the users\' load bounded from above: the baseline the plan counts, at its caution, stays at the figure', async () => {
+  const { boundBaseline, loadBoundOf } = await import('../../shared/pacing/parameter-estimator.js');
+  const e = { baseline: 800, gain: 1.5, pBB: 900 ** 2, pBa: -0.5 * 900 * 1.5, paa: 1.5 ** 2 };
+  const bounded = boundBaseline(e, 2500, 2);
+  assert.ok(Math.abs(bounded.baseline + 2 * Math.sqrt(bounded.pBB) - 2500) < 1e-6, 'the baseline plus z of its deviations is the figure');
+  assert.ok(Math.abs(bounded.pBa / Math.sqrt(bounded.pBB * bounded.paa) + 0.5) < 1e-9, 'the correlation is kept');
+  assert.ok(loadBoundOf(bounded, 0, 2) < loadBoundOf(e, 0, 2));
+  // An estimate over the figure counts the figure, with no room for more.
+  const over = boundBaseline({ ...e, baseline: 3000 }, 2500, 2);
+  assert.equal(over.baseline, 2500);
+  assert.equal(over.pBB, 0);
+  // One that fits, or no figure, is left as it is.
+  assert.equal(boundBaseline(e, 5000, 2), e);
+  assert.equal(boundBaseline(e, Infinity, 2), e);
+});
+
+test('a latency-only curve from the load test\'s second point reads a cliff\'s floor with a bounded variance', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  // Many processes behind one queue: a 36-ms floor, the setpoint at 40 ms, the SLO at 50 ms
+  // carrying only 5% more than the setpoint.
+  const options = { capacityRps: 4275, setpointMs: 40, sloMs: 50, baseLatencyMs: 36, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1.05, baseLoadRps: 719 };
+  const assumed = createCapacityEstimator(options);
+  const fromRatio = createCapacityEstimator({ ...options, curveFromRatio: true });
+  for (const c of [assumed, fromRatio]) {
+    assert.equal(c.loadAtLatency(36, 100).rps, 719, 'the floor reads the users\' low figure');
+    assert.ok(Math.abs(c.loadAtLatency(40, 100).rps - 4275) < 1e-6, 'the setpoint reads the capacity');
+  }
+  // Through the second point: the SLO reads 1.05 × the capacity, where the assumed curve reads far more.
+  assert.ok(Math.abs(fromRatio.loadAtLatency(50, 100).rps - 1.05 * 4275) < 1e-6);
+  assert.ok(assumed.loadAtLatency(50, 100).rps > 1.2 * 4275);
+  // Half-way to the setpoint the cliff's curve reads nearly the capacity; the assumed one about half of it.
+  assert.ok(fromRatio.loadAtLatency(38, 100).rps > 0.9 * 4275);
+  // At the floor the variance is at most the curve's range, not the unbounded slope's.
+  const sd = Math.sqrt(fromRatio.loadAtLatency(36, 100).variance);
+  assert.ok(sd > 1000 && sd < 1.05 * 4275, `the floor's reading ± ${sd.toFixed(0)}`);
+});
+
 test('a governor reading a probe on a one-process gateway neither floods it nor stalls', () => {
   // The gateway: 43 requests/s at full CPU, a probe floor of 4 ms and a wait of about
   // 40 ms × ρ/(1 − ρ) behind the users' requests, which a window's few probes sample as one
