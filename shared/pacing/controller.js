@@ -147,6 +147,8 @@ export function createInspectableController(options) {
   let missedInCampaign = false;
   /** Experimental (latencyCurveFromRatio 5): a window of the current campaign reached the setpoint. */
   let kneeInCampaign = false;
+  /** Experimental (gainFloorDecayMs): the share of the prior the floor still holds; each window under the knee after the prior's median delay takes it down (a bounded climb). */
+  let floorScale = 1;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -261,6 +263,8 @@ export function createInspectableController(options) {
       else if (gateway.p95Ms > o.sloP95Ms) missedInCampaign = true;
       if (sendsSinceReset === 0) kneeInCampaign = false;
       else if (gateway.p95Ms >= setpointMs) kneeInCampaign = true;
+      if (sendsSinceReset === 0) floorScale = 1;
+      else if (o.gainFloorDecayMs > 0 && firstSendAt !== null && now - firstSendAt >= o.openDelayMedianMs && gateway.p95Ms < setpointMs) floorScale *= Math.exp(-dtMs / o.gainFloorDecayMs);
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
@@ -318,7 +322,7 @@ export function createInspectableController(options) {
     const maxBaselineRps = latencyOnly && o.maxBaseLoadRps > 0 ? o.maxBaseLoadRps : Infinity;
     // Experimental (latencyCurveFromRatio 5): until a window of the campaign reaches the knee, a
     // flat curve's windows cannot teach that sends bring less than the prior said.
-    const gainFloor = latencyOnly && o.latencyCurveFromRatio === 5 && !kneeInCampaign && startPrior ? startPrior.requestsPerSend : 0;
+    const gainFloor = latencyOnly && o.latencyCurveFromRatio >= 5 && !kneeInCampaign && startPrior ? floorScale * startPrior.requestsPerSend : 0;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
