@@ -264,7 +264,7 @@ export function createInspectableController(options) {
       if (sendsSinceReset === 0) kneeInCampaign = false;
       else if (gateway.p95Ms >= setpointMs) kneeInCampaign = true;
       if (sendsSinceReset === 0) floorScale = 1;
-      else if (o.gainFloorDecayMs > 0 && firstSendAt !== null && now - firstSendAt >= o.openDelayMedianMs && !kneeInCampaign) floorScale *= Math.exp(-dtMs / o.gainFloorDecayMs);
+      else if (o.gainFloorDecayMs > 0 && firstSendAt !== null && now - firstSendAt >= o.openDelayMedianMs * (o.latencyCurveFromRatio === 7 ? bank.slowestMedianFactor() : 1) && !kneeInCampaign) floorScale *= Math.exp(-dtMs / o.gainFloorDecayMs);
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
@@ -322,7 +322,7 @@ export function createInspectableController(options) {
     const maxBaselineRps = latencyOnly && o.maxBaseLoadRps > 0 ? o.maxBaseLoadRps : Infinity;
     // Experimental (latencyCurveFromRatio 5): until a window of the campaign reaches the knee, a
     // flat curve's windows cannot teach that sends bring less than the prior said.
-    const gainFloor = latencyOnly && o.latencyCurveFromRatio >= 5 && (!kneeInCampaign || o.latencyCurveFromRatio === 6) && startPrior ? floorScale * startPrior.requestsPerSend : 0;
+    const gainFloor = latencyOnly && o.latencyCurveFromRatio >= 5 && (!kneeInCampaign || o.latencyCurveFromRatio >= 6) && startPrior ? floorScale * startPrior.requestsPerSend : 0;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.

@@ -378,6 +378,13 @@ export function createModelBank(o) {
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,
     loadNoiseRps,
+    /** Experimental (latencyCurveFromRatio 7): the largest median factor of a shape member that still counts (1 if none). */
+    slowestMedianFactor() {
+      weigh();
+      let slowest = 1;
+      for (const m of models) if (m.z !== null && m.member.medianFactor > slowest) slowest = m.member.medianFactor;
+      return slowest;
+    },
     get initialised() { return nominal.initialised; },
     /** For logs and charts. */
     snapshot() {
