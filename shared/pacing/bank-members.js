@@ -24,7 +24,6 @@ import { createRatePlanner } from './rate-planner.js';
  * @property {number} dtMs
  * @property {number} [variance]
  * @property {boolean} [censored]
- * @property {number} [upperRps]  the load was at most this (an interval from rps; parameter-estimator.js observedEdge)
  * @property {number} [extraVariance]  load noise beyond the measurement's (the bank's measured excess)
  */
 

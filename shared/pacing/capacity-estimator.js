@@ -46,12 +46,11 @@
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
- * @param {boolean} [options.curveFromRatio]  experimental: a latency-only curve's waiting-time scale from sloCapacityRatio where it is given, and a reading's variance from the curve's secant (see loadAtLatency)
- * @param {boolean} [options.intervals]  experimental, with curveFromRatio: a latency-only reading is the interval the curve spans over the p95's noise
+ * @param {boolean} [options.loadTestCurve]  a latency-only curve through the load test's second point (sloCapacityRatio), read with the secant's variance, and a window over the SLO a lower bound (see loadAtLatency); for a controller given the users' high figure
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, curveFromRatio = false, intervals = false, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, loadTestCurve = false, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -390,45 +389,38 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * the base the curve says nothing more (B). The variance propagates one window's
    * p95 noise (windowNoise()·ℓ) through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the
    * gateway saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
+   *
+   * With loadTestCurve (a controller given the users' high figure) τ is solved instead from
+   * the load test's second point (ratioTau), where sloCapacityRatio gives it: on a gateway
+   * flat until its cliff the assumed τ reads the flat windows as a gentle slope that is not
+   * there. On a cliff the slope at the floor is unbounded, so the variance is the secant's
+   * over ± one window's noise, at most the curve's range; and past the SLO the curve is an
+   * extrapolation, so a reading there is only a lower bound (docs/pacing.md, "The users'
+   * load from above, and the prior's floor").
    * @param {number} p95Ms
    * @param {number} censorMs      latency above which the load is only a lower bound
-   * @returns {{ rps: number, variance: number, censored: boolean, lowerRps?: number, upperRps?: number }}  with curveFromRatio, the interval the load lay within
+   * @returns {{ rps: number, variance: number, censored: boolean }}
    */
   function loadAtLatency(p95Ms, censorMs) {
     const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
     const xStar = setpointMs - l0;
     const b = Math.min(baseLoadRps, 0.9 * capacity);
-    const tau = (curveFromRatio && ratioTau(l0, xStar, b)) || Math.max(l0, xStar * (saturationRatio - 1));
+    const tau = (loadTestCurve && ratioTau(l0, xStar, b)) || Math.max(l0, xStar * (saturationRatio - 1));
     const mu = ((capacity - b) * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
     const at = (/** @type {number} */ xi) => b + (mu * Math.max(0, xi)) / (tau + Math.max(0, xi));
     const rps = at(x);
-    if (curveFromRatio && !intervals) {
-      // Past the SLO the load test's curve is an extrapolation: there a reading is only a
-      // lower bound (a point taught the bank that sends bring almost no load: session 58).
-      const spread = windowNoise() * (l0 + x);
-      return { rps, variance: ((at(x + spread) - at(x - spread)) / 2) ** 2 + 1, censored: censored || p95Ms >= sloMs };
-    }
-    if (curveFromRatio) {
-      // An interval, not a point: the loads the curve spans over ± one window's p95 noise. On
-      // a curve flat under its knee a window there says only that the load lay within it (a
-      // point reading taught the bank that sends bring no load: bench/RESULTS.md, session 58);
-      // past the SLO the curve is an extrapolation, and the load only a lower bound. Its
-      // variance, for a prediction outside it, is the secant's: on a cliff the slope at the
-      // floor is unbounded, the load the noise spans is at most the curve's range.
-      const spread = windowNoise() * (l0 + x);
-      const lowerRps = at(x - spread);
-      const upperRps = censored || l0 + x + spread >= sloMs ? Infinity : at(x + spread);
-      return { rps, lowerRps, upperRps, variance: ((at(x + spread) - lowerRps) / 2) ** 2 + 1, censored };
-    }
+    const noise = windowNoise() * (l0 + x);
+    if (loadTestCurve) return { rps, variance: ((at(x + noise) - at(x - noise)) / 2) ** 2 + 1, censored: censored || p95Ms >= sloMs };
     const slope = (mu * tau) / (tau + x) ** 2;
-    return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
+    return { rps, variance: (slope * noise) ** 2 + 1, censored };
   }
 
   /**
    * The waiting-time scale τ of the curve through (ℓ*, Ĉ) that also goes through the load
-   * test's second point (SLO, sloCapacityRatio·Ĉ); null where the ratio is not given or says
+   * test's second point (SLO, sloCapacityRatio·Ĉ): τ = x*·x_s·(r′ − 1)/(x_s − r′·x*), with
+   * x_s = SLO − ℓ₀ and r′ = (r·Ĉ − B)/(Ĉ − B); null where the ratio is not given or says
    * the curve is not concave.
    * @param {number} l0 @param {number} xStar @param {number} b
    */
@@ -446,10 +438,6 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     get capacity() { return capacity; },
     /** What the plan may fill: the estimate, or less while the prior is on trial, or on a jumpy gateway the last minute's lowest. */
     get planned() { return Math.min(capacity, trial, lowest()); },
-    /** The estimate, or on a jumpy gateway the last minute's lowest: what the plan fills with the prior's trial left out. */
-    get tried() { return Math.min(capacity, lowest()); },
-    /** The operator's prior is still on trial. */
-    get onTrial() { return trial < Infinity; },
     snapshot() { return { capacity, capacityTrial: trial, capacityEnvelope: lowest(), capacityEdge: edge, baseLatencyMs: base, baseRps, baseRequests: baseTrusted ? BASE_REQUESTS : Math.min(BASE_REQUESTS, requestsOf(baseWindows)), observedCapacity: lastObserved, rebase, latencyNoise: windowNoise() }; }
   };
 }

@@ -114,8 +114,9 @@ export function createInspectableController(options) {
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
-    curveFromRatio: o.latencyCurveFromRatio > 0,
-    intervals: o.latencyCurveFromRatio === 2,
+    // The load test's curve needs an upper bound on the users' load (docs/pacing.md, "The
+    // users' load from above, and the prior's floor").
+    loadTestCurve: o.maxBaseLoadRps > 0,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
@@ -145,10 +146,12 @@ export function createInspectableController(options) {
   let margin = o.sloMargin;
   /** A window of the current campaign went over the SLO. */
   let missedInCampaign = false;
-  /** Experimental (latencyCurveFromRatio 5): a window of the current campaign reached the setpoint. */
+  /** A window of the current campaign reached the setpoint (the knee): the prior's floor stays where it is. */
   let kneeInCampaign = false;
-  /** Experimental (gainFloorDecayMs): the share of the prior the floor still holds; each window under the knee after the prior's median delay takes it down (a bounded climb). */
+  /** The share of the prior's requests per send the floor still holds (gainFloorDecayMs). */
   let floorScale = 1;
+  /** The floor under requests per send the last plan counted (0: none). */
+  let lastGainFloor = 0;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -242,13 +245,12 @@ export function createInspectableController(options) {
       const drained = saturated && lastP95 !== null ? Math.max(0, 1 + Math.min(0, gateway.p95Ms - lastP95) / dtMs) : 1;
       const load = gateway.rps === null
         ? capacity.loadAtLatency(gateway.p95Ms, 2 * o.sloP95Ms)
-        : { rps: gateway.rps * drained, variance: undefined, censored: false, lowerRps: undefined, upperRps: undefined };
+        : { rps: gateway.rps * drained, variance: undefined, censored: false };
       lastP95 = gateway.p95Ms;
       bank.observe({
-        rps: load.lowerRps ?? load.rps,
+        rps: load.rps,
         variance: load.variance,
         censored: saturated || load.censored,
-        upperRps: saturated ? undefined : load.upperRps,
         windowStartMs: windowEnd - o.metricsWindowMs,
         windowEndMs: windowEnd,
         dtMs
@@ -261,10 +263,18 @@ export function createInspectableController(options) {
       // campaigns whose every window stayed under the SLO.
       if (sendsSinceReset === 0) missedInCampaign = false;
       else if (gateway.p95Ms > o.sloP95Ms) missedInCampaign = true;
-      if (sendsSinceReset === 0) kneeInCampaign = false;
-      else if (gateway.p95Ms >= setpointMs) kneeInCampaign = true;
-      if (sendsSinceReset === 0) floorScale = 1;
-      else if (o.gainFloorDecayMs > 0 && firstSendAt !== null && now - firstSendAt >= o.openDelayMedianMs * (o.latencyCurveFromRatio === 7 ? bank.slowestMedianFactor() : 1) && !kneeInCampaign) floorScale *= Math.exp(-dtMs / o.gainFloorDecayMs);
+      // The prior's floor (below): once the campaign's wake-ups should have arrived under every
+      // open delay the bank still finds plausible (the prior's median × the slowest counting
+      // member's factor), each window under the knee lowers it a step: the gateway has shown
+      // less load than the prior said it would. The first window at the knee fixes it.
+      if (sendsSinceReset === 0) {
+        kneeInCampaign = false;
+        floorScale = 1;
+      } else if (gateway.p95Ms >= setpointMs) {
+        kneeInCampaign = true;
+      } else if (!kneeInCampaign && o.gainFloorDecayMs > 0 && firstSendAt !== null && now - firstSendAt >= o.openDelayMedianMs * bank.slowestMedianFactor()) {
+        floorScale *= Math.exp(-dtMs / o.gainFloorDecayMs);
+      }
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
@@ -294,12 +304,7 @@ export function createInspectableController(options) {
     // The plan fills the estimate, or less while the operator's prior is on trial
     // (capacity-estimator.js followTrial).
     const estimateRps = capacity.capacity * misses.trim;
-    // Read as intervals (latencyCurveFromRatio), a latency-only source cannot show the users'
-    // load the gateway carries, so the prior's trial bounds the room above it, not the total:
-    // the plan fills trialShare of the push load it would allow (experimental).
-    const roomTrial = latencyOnly && o.latencyCurveFromRatio === 2;
-    const capacityRps = (roomTrial ? capacity.tried : capacity.planned) * misses.trim;
-    const roomShare = roomTrial && capacity.onTrial ? o.capacityTrialShare : 1;
+    const capacityRps = capacity.planned * misses.trim;
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
@@ -318,11 +323,14 @@ export function createInspectableController(options) {
     // setpoint is the margin ("A margin in proportion to the push load", docs/pacing.md).
     const pushMargin = o.sloCapacityRatio > 1 ? o.pushMargin : 0;
     // A latency-only source cannot bound the users' load from above on a gateway flat until
-    // its cliff; the operator's figure does ("The users' load on a latency-only curve").
-    const maxBaselineRps = latencyOnly && o.maxBaseLoadRps > 0 ? o.maxBaseLoadRps : Infinity;
-    // Experimental (latencyCurveFromRatio 5): until a window of the campaign reaches the knee, a
-    // flat curve's windows cannot teach that sends bring less than the prior said.
-    const gainFloor = latencyOnly && o.latencyCurveFromRatio >= 5 && (!kneeInCampaign || o.latencyCurveFromRatio >= 6) && startPrior ? floorScale * startPrior.requestsPerSend : 0;
+    // its cliff; the operator's figure does. And the flat curve's windows cannot teach that
+    // sends bring less load than the prior the campaign started from said: that prior is a
+    // floor, lowered a step by each window under the knee and fixed by the first at it
+    // (docs/pacing.md, "The users' load from above, and the prior's floor").
+    const bounded = latencyOnly && o.maxBaseLoadRps > 0;
+    const maxBaselineRps = bounded ? o.maxBaseLoadRps : Infinity;
+    const gainFloor = bounded && startPrior ? floorScale * startPrior.requestsPerSend : 0;
+    lastGainFloor = gainFloor;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
@@ -332,7 +340,7 @@ export function createInspectableController(options) {
     // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
       bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, gainFloor }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, roomShare, gainFloor }) : 0;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, gainFloor }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     // A campaign that does not fit in one interval may still be one peak: sent evenly within
     // shortCampaignMs of its first send, its whole wake-up load, at each member's caution,
@@ -419,7 +427,9 @@ export function createInspectableController(options) {
         startBaselineRps: startBaseline,
         /** The gain prior they started from (null: none since). */
         startPrior,
-        observedLoadRps: lastLoad
+        observedLoadRps: lastLoad,
+        /** With a latency-only source and maxBaseLoadRps: the least requests per send the plan counts, the prior's floor (0: none). */
+        requestsPerSendFloor: lastGainFloor
       };
     }
   };

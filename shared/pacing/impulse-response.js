@@ -31,8 +31,6 @@
 // learned. One update is O(n²): about a millisecond for a one-hour horizon at 10-s bins
 // (bench/RESULTS.md, "impulse response").
 
-import { observedEdge } from './parameter-estimator.js';
-
 /**
  * @param {object} options
  * @param {Float64Array} options.prior       h⁰: requests per send per lag bin (a₀·κ)
@@ -176,31 +174,28 @@ export function createImpulseResponseEstimator({
   }
 
   /**
-   * One metrics window; a censored one (saturated gateway) only corrects a prediction below it,
-   * an interval one only a prediction outside it (observedEdge).
-   * @param {{ rps: number, windowStartMs: number, windowEndMs: number, dtMs: number, variance?: number, censored?: boolean, upperRps?: number }} window
+   * One metrics window; a censored one (saturated gateway) only corrects a prediction below it.
+   * @param {{ rps: number, windowStartMs: number, windowEndMs: number, dtMs: number, variance?: number, censored?: boolean }} window
    */
-  function update({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false, upperRps }) {
+  function update({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false }) {
     const noise = variance ?? measurementVariance(rps);
     regressor(windowStartMs, windowEndMs);
     if (!initialised) {
       let push = 0;
       for (let j = 1; j < dim; j++) push += theta[j] * phi[j];
-      const level = censored || !(Number(upperRps) < Infinity) ? rps : (rps + Number(upperRps)) / 2;
-      theta[0] = Math.min(maxLoad, Math.max(0, level - push));
-      cov[0] = noise + (0.2 * level) ** 2;
+      theta[0] = Math.min(maxLoad, Math.max(0, rps - push));
+      cov[0] = noise + (0.2 * rps) ** 2;
       initialised = true;
       return;
     }
     drift(dtMs);
     const guess = predicted();
-    const edge = observedEdge({ rps, upperRps, censored }, guess);
-    if (edge === null) return;
+    if (censored && guess >= rps) return;
     const s = covTimesPhi() + noise;
     // Clipped at 3 standard deviations, as in the two-state filter: one odd window moves the
     // estimates a bounded step.
     const limit = 3 * Math.sqrt(s);
-    const innovation = Math.max(-limit, Math.min(limit, edge - guess));
+    const innovation = Math.max(-limit, Math.min(limit, rps - guess));
     const step = innovation / s;
     for (let i = 0; i < dim; i++) theta[i] += work[i] * step;
     for (let i = 0; i < dim; i++) {

@@ -31,13 +31,19 @@
 // variables), which made a wrong member win in a world with a narrower delay spread.
 
 import { normalCdf, normalQuantile } from './wake-up-model.js';
-import { maxUnitLoadOf, loadBoundOf, boundBaseline, observedEdge } from './parameter-estimator.js';
+import { maxUnitLoadOf, loadBoundOf, boundBaseline } from './parameter-estimator.js';
 import { createShapeMember, createLearnedMember } from './bank-members.js';
 import { lossGuardRate } from './loss-guard.js';
 
 /** @typedef {import('./bank-members.js').BankMember} BankMember */
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
+/**
+ * @typedef {object} LoadBounds  how the plan counts each member's estimate (counting)
+ * @property {number} [pushMargin]      each send's load counts as (1 + this) × the estimate (0)
+ * @property {number} [maxBaselineRps]  the most users' load the plan counts, at each member's caution (Infinity: no bound)
+ * @property {number} [gainFloor]       requests per send count as at least this (0: none)
+ */
 
 /** The log-likelihoods forget with this time constant, so the bank can follow a change. */
 const MEMORY_MS = 30 * 60_000;
@@ -108,31 +114,27 @@ export function createModelBank(o) {
 
   /**
    * One metrics window: every member scores its prediction, then updates its filter.
-   * `variance`, `censored` and `upperRps` as in the parameter estimator's WindowObservation.
-   * @param {{ rps: number, windowStartMs: number, windowEndMs: number, dtMs: number, variance?: number, censored?: boolean, upperRps?: number }} window
+   * `variance` and `censored` as in the parameter estimator's WindowObservation.
+   * @param {{ rps: number, windowStartMs: number, windowEndMs: number, dtMs: number, variance?: number, censored?: boolean }} window
    */
-  function observe({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false, upperRps }) {
+  function observe({ rps, windowStartMs, windowEndMs, dtMs, variance, censored = false }) {
     const decay = Math.exp(-Math.max(0, dtMs) / MEMORY_MS);
     const top = best();
     /** @type {{ innovation: number, variance: number, push: number } | null} */
     let topPrediction = null;
     const extraVariance = o.filterNoiseWeight * excessNoise();
-    const window = { rps, windowStartMs, windowEndMs, dtMs, variance, censored, upperRps, extraVariance };
+    const window = { rps, windowStartMs, windowEndMs, dtMs, variance, censored, extraVariance };
     for (const m of models) {
       if (m.member.initialised) {
         const prediction = m.member.predict(window);
-        const predicted = rps - prediction.innovation;
-        // A censored window that the member predicted above, or an interval it predicted
-        // within, says nothing about it; outside, it is scored against the nearer edge.
-        const edge = observedEdge(window, predicted);
-        const innovation = edge === null ? 0 : edge - predicted;
-        if (m === top) topPrediction = { ...prediction, push: predicted - m.member.estimate().baseline };
-        if (edge !== null) m.logLikelihood = decay * m.logLikelihood - o.likelihoodWeight * 0.5 * (Math.min(innovation * innovation / prediction.variance, 50) + Math.log(prediction.variance));
+        const { innovation, variance: s } = prediction;
+        if (m === top) topPrediction = { ...prediction, push: rps - prediction.innovation - m.member.estimate().baseline };
+        // A censored window that the member predicted above says nothing about it.
+        if (!censored || innovation > 0) m.logLikelihood = decay * m.logLikelihood - o.likelihoodWeight * 0.5 * (Math.min(innovation * innovation / s, 50) + Math.log(s));
       }
       m.member.update(window);
     }
-    // An interval's midpoint is no measurement: neither noise nor a jump is read from it.
-    if (topPrediction && upperRps === undefined) {
+    if (topPrediction) {
       // The excess is measured against the variance the filters expect without it.
       if (!censored) learnNoise({ innovation: topPrediction.innovation, variance: topPrediction.variance - extraVariance });
       detectJump(topPrediction, rps);
@@ -267,17 +269,14 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number, maxBaselineRps?: number, roomShare?: number }} input
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number } & LoadBounds} input
    *   remaining: devices still to send, Infinity when unknown; aimRps: the load the plan may
-   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO); pushMargin:
-   *   the plan counts each send's load as (1 + this) × the estimate; maxBaselineRps: the most
-   *   users' load the plan counts (Infinity: no bound); roomShare: the share of the push load
-   *   that estimate allows the plan may fill (the prior's trial on the room; 1: all of it)
+   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO)
    */
-  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0, maxBaselineRps = Infinity, roomShare = 1, gainFloor = 0 }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, ...bounds }) {
     let rate = Infinity;
-    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, pushMargin, maxBaselineRps, gainFloor)) {
-      m.lastMaxUnitLoad = roomShare * maxUnitLoad;
+    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, bounds)) {
+      m.lastMaxUnitLoad = maxUnitLoad;
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
         const { baseline, gain, paa } = estimate;
@@ -302,20 +301,21 @@ export function createModelBank(o) {
 
   /**
    * The members that still count, after weighing them, each with its estimate as the plan
-   * counts it (requests per send × (1 + pushMargin), and room in the baseline's variance for
-   * the load noise the filters do not explain: see excessNoise) and the push load X* that
-   * estimate allows under `aimRps` at the member's caution. With `maxBaselineRps` the
-   * baseline it counts, at that caution, stays at or under it (boundBaseline).
-   * @param {number} aimRps @param {number} pushMargin @param {number} maxBaselineRps
+   * counts it (requests per send at least gainFloor, × (1 + pushMargin); room in the
+   * baseline's variance for the load noise the filters do not explain: see excessNoise; the
+   * baseline, at the member's caution, at most maxBaselineRps: see boundBaseline) and the
+   * push load X* that estimate allows under `aimRps` at the member's caution.
+   * @param {number} aimRps @param {LoadBounds} bounds
    */
-  function counting(aimRps, pushMargin, maxBaselineRps, gainFloor = 0) {
+  function counting(aimRps, { pushMargin = 0, maxBaselineRps = Infinity, gainFloor = 0 }) {
     weigh();
     const noiseVariance = o.excessNoiseWeight * excessNoise();
     return models.flatMap((m) => {
       const z = m.z;
       if (z === null) return [];
       const learned = m.member.estimate();
-      const estimate = boundBaseline({ ...learned, gain: Math.max(learned.gain, gainFloor) * (1 + pushMargin), pBB: learned.pBB + noiseVariance }, maxBaselineRps, z);
+      const counted = { ...learned, gain: Math.max(learned.gain, gainFloor) * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
+      const estimate = boundBaseline(counted, maxBaselineRps, z);
       return [{ m, z, estimate, maxUnitLoad: maxUnitLoadOf(estimate, aimRps, z) }];
     });
   }
@@ -324,11 +324,11 @@ export function createModelBank(o) {
    * The short campaign's rate (rate-planner.js shortCampaignRate): the highest rate that sends the
    * `remaining` devices within `maxMs` with every member's predicted load, at its caution, at
    * or under `aimRps`; 0 if some member says it does not fit.
-   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number, pushMargin?: number, maxBaselineRps?: number }} input
+   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number } & LoadBounds} input
    */
-  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, pushMargin = 0, maxBaselineRps = Infinity, gainFloor = 0 }) {
+  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, ...bounds }) {
     let rate = Infinity;
-    for (const { m, maxUnitLoad } of counting(aimRps, pushMargin, maxBaselineRps, gainFloor)) {
+    for (const { m, maxUnitLoad } of counting(aimRps, bounds)) {
       rate = Math.min(rate, m.member.shortCampaignRate({ nowMs, maxUnitLoad, remaining, maxMs, maxRate: o.maxRate }));
       if (rate === 0) break;
     }
@@ -378,7 +378,7 @@ export function createModelBank(o) {
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,
     loadNoiseRps,
-    /** Experimental (latencyCurveFromRatio 7): the largest median factor of a shape member that still counts (1 if none). */
+    /** The slowest open delay still plausible: the largest median factor of a shape member that still counts (1 if none is slower than the prior). */
     slowestMedianFactor() {
       weigh();
       let slowest = 1;

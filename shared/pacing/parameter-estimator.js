@@ -72,26 +72,24 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
    * 550, and the plan overloaded the gateway again as soon as it recovered.
    * @param {WindowObservation} observation
    */
-  function update({ rps, unitLoad, dtMs, variance, extraVariance = 0, censored = false, upperRps }) {
+  function update({ rps, unitLoad, dtMs, variance, extraVariance = 0, censored = false }) {
     const noise = (variance ?? measurementVariance(rps)) + extraVariance;
     if (!initialised) {
-      const level = censored || !(Number(upperRps) < Infinity) ? rps : (rps + Number(upperRps)) / 2;
-      baseline = Math.min(maxLoad, Math.max(0, level - gain * unitLoad));
-      pBB = noise + (0.2 * level) ** 2;
+      baseline = Math.min(maxLoad, Math.max(0, rps - gain * unitLoad));
+      pBB = noise + (0.2 * rps) ** 2;
       initialised = true;
       return;
     }
     // Predict: both drift as random walks over the time since the last window.
     ({ pBB, pBa, paa } = drifted(dtMs));
-    const edge = observedEdge({ rps, upperRps, censored }, baseline + gain * unitLoad);
-    if (edge === null) return;
+    if (censored && baseline + gain * unitLoad >= rps) return;
 
     // Correct, with the innovation clipped at 3 standard deviations so that one odd window
     // (a spike of non-push traffic) moves the estimates only a bounded step.
     const u = unitLoad;
     const s = pBB + 2 * u * pBa + u * u * paa + noise;
     const limit = 3 * Math.sqrt(s);
-    const innovation = Math.max(-limit, Math.min(limit, edge - (baseline + gain * u)));
+    const innovation = Math.max(-limit, Math.min(limit, rps - (baseline + gain * u)));
     const kB = (pBB + u * pBa) / s;
     const ka = (pBa + u * paa) / s;
     // Plausible bounds: no load below 0 or beyond the gateway's saturation, and requests per
@@ -148,21 +146,6 @@ export function createParameterEstimator({ requestsPerSend, requestsPerSendSd, b
       return { baseline, requestsPerSend: gain, baselineSd: Math.sqrt(pBB), requestsPerSendSd: Math.sqrt(paa), correlation: pBa / Math.sqrt(pBB * paa) };
     }
   };
-}
-
-/**
- * What a window says of a prediction: the value to correct it towards, or null where it says
- * nothing. A point (the measured rate) always corrects; a censored window ("at least rps")
- * only a prediction under it; an interval (rps to upperRps: a latency-only reading on a curve
- * that is flat under its knee) only a prediction outside it, towards its nearer edge.
- * @param {{ rps: number, upperRps?: number, censored?: boolean }} window
- * @param {number} predicted
- * @returns {number | null}
- */
-export function observedEdge({ rps, upperRps, censored = false }, predicted) {
-  if (censored) return predicted >= rps ? null : rps;
-  if (upperRps === undefined) return rps;
-  return predicted < rps ? rps : predicted > upperRps ? upperRps : null;
 }
 
 /**
@@ -238,7 +221,6 @@ export function maxUnitLoadOf(e, capacity, z) {
  * @property {number} dtMs       time since the previous window
  * @property {number} [variance] the measurement's variance; default: Poisson counting plus `rpsNoise`
  * @property {boolean} [censored] the load was at least `rps` (a saturated gateway)
- * @property {number} [upperRps] the load was at most this (an interval from `rps`; see observedEdge)
  * @property {number} [extraVariance] load noise beyond the measurement's, added to its variance (the bank's measured excess)
  */
 

@@ -669,7 +669,7 @@ test('a latency-only curve from the load test\'s second point reads a cliff\'s f
   // carrying only 5% more than the setpoint.
   const options = { capacityRps: 4275, setpointMs: 40, sloMs: 50, baseLatencyMs: 36, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1.05, baseLoadRps: 719 };
   const assumed = createCapacityEstimator(options);
-  const fromRatio = createCapacityEstimator({ ...options, curveFromRatio: true });
+  const fromRatio = createCapacityEstimator({ ...options, loadTestCurve: true });
   for (const c of [assumed, fromRatio]) {
     assert.equal(c.loadAtLatency(36, 100).rps, 719, 'the floor reads the users\' low figure');
     assert.ok(Math.abs(c.loadAtLatency(40, 100).rps - 4275) < 1e-6, 'the setpoint reads the capacity');
@@ -682,6 +682,39 @@ test('a latency-only curve from the load test\'s second point reads a cliff\'s f
   // At the floor the variance is at most the curve's range, not the unbounded slope's.
   const sd = Math.sqrt(fromRatio.loadAtLatency(36, 100).variance);
   assert.ok(sd > 1000 && sd < 1.05 * 4275, `the floor's reading ± ${sd.toFixed(0)}`);
+});
+
+test('with the users\' high figure, a latency-only plan counts the prior\'s requests per send as a floor, easing it while the gateway stays under the knee', () => {
+  // A gateway flat until its cliff (many processes behind one queue): a 36-ms floor, the
+  // setpoint at 40 ms, the SLO at 50 ms carrying 5% more. Its p95 here stays at the floor.
+  const options = { sloP95Ms: 50, setpointRatio: 0.8, capacityRps: 4275, sloCapacityRatio: 1.05, baseLoadRps: 719, maxBaseLoadRps: 2500, openDelayMedianMs: 8000, sessionMs: 3000, binMs: 2000, metricsWindowMs: 2000, metricsLagMs: 0, gainFloorDecayMs: 60_000 };
+  const floorAt = (/** @type {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} */ o, /** @type {number[]} */ p95s) => {
+    const controller = createInspectableController(o);
+    const floors = [];
+    let d = controller.update({ now: 0, sent: 0, gateway: { p95Ms: 36, p99Ms: 40, errorRatio: 0, rps: null } });
+    for (let t = 1; t <= 300; t++) d = controller.update({ now: t * 2000, sent: 0, gateway: { p95Ms: 36, p99Ms: 40, errorRatio: 0, rps: null } });
+    for (const [i, p95Ms] of p95s.entries()) {
+      d = controller.update({ now: (301 + i) * 2000, sent: d.rate * 2, gateway: { p95Ms, p99Ms: p95Ms + 2, errorRatio: 0, rps: null } });
+      floors.push(controller.snapshot().requestsPerSendFloor);
+    }
+    return floors;
+  };
+  const flat = new Array(60).fill(36);
+  const prior = CONTROLLER_DEFAULTS.openProbability * CONTROLLER_DEFAULTS.requestsPerOpen;
+  const floors = floorAt(options, flat);
+  // The prior until the slowest shape the bank still finds plausible has had its median delay
+  // since the first send (the slow openers' 9 × 8 s: windows at the floor do not rule them
+  // out), then e^(−t/60 s): from the window ending 72 s after the first send to 120 s, 25 windows.
+  assert.equal(floors[1], prior);
+  assert.equal(floors[34], prior);
+  const late = floors[59];
+  assert.ok(Math.abs(late / prior - Math.exp(-50 / 60)) < 1e-9, `after 2 min the floor is ${(late / prior).toFixed(3)} × the prior`);
+  // A window at the setpoint fixes it for the rest of the campaign; with the high figure not
+  // given there is none.
+  const knee = floorAt(options, [...flat.slice(0, 45), 41, ...flat.slice(0, 30)]);
+  assert.ok(knee[44] < prior && knee.slice(44).every((f) => f === knee[44]), 'the knee fixes the floor');
+  assert.ok(floorAt({ ...options, maxBaseLoadRps: 0 }, flat).every((f) => f === 0));
+  assert.ok(floorAt({ ...options, gainFloorDecayMs: 0 }, flat).every((f, i) => i === 0 || f === prior), 'with no decay the floor stays at the prior');
 });
 
 test('a governor reading a probe on a one-process gateway neither floods it nor stalls', () => {
