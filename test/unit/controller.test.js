@@ -647,6 +647,77 @@ test('with the users\' load given, a latency-only floor reads that load and the 
   assert.ok(over.loadAtLatency(60, 1000).rps > over.loadAtLatency(4, 1000).rps);
 });
 
+test('the users\' load bounded from above: the baseline the plan counts, at its caution, stays at the figure', async () => {
+  const { boundBaseline, loadBoundOf } = await import('../../shared/pacing/parameter-estimator.js');
+  const e = { baseline: 800, gain: 1.5, pBB: 900 ** 2, pBa: -0.5 * 900 * 1.5, paa: 1.5 ** 2 };
+  const bounded = boundBaseline(e, 2500, 2);
+  assert.ok(Math.abs(bounded.baseline + 2 * Math.sqrt(bounded.pBB) - 2500) < 1e-6, 'the baseline plus z of its deviations is the figure');
+  assert.ok(Math.abs(bounded.pBa / Math.sqrt(bounded.pBB * bounded.paa) + 0.5) < 1e-9, 'the correlation is kept');
+  assert.ok(loadBoundOf(bounded, 0, 2) < loadBoundOf(e, 0, 2));
+  // An estimate over the figure counts the figure, with no room for more.
+  const over = boundBaseline({ ...e, baseline: 3000 }, 2500, 2);
+  assert.equal(over.baseline, 2500);
+  assert.equal(over.pBB, 0);
+  // One that fits, or no figure, is left as it is.
+  assert.equal(boundBaseline(e, 5000, 2), e);
+  assert.equal(boundBaseline(e, Infinity, 2), e);
+});
+
+test('a latency-only curve from the load test\'s second point reads a cliff\'s floor with a bounded variance', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  // Many processes behind one queue: a 36-ms floor, the setpoint at 40 ms, the SLO at 50 ms
+  // carrying only 5% more than the setpoint.
+  const options = { capacityRps: 4275, setpointMs: 40, sloMs: 50, baseLatencyMs: 36, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1.05, baseLoadRps: 719 };
+  const assumed = createCapacityEstimator(options);
+  const fromRatio = createCapacityEstimator({ ...options, loadTestCurve: true });
+  for (const c of [assumed, fromRatio]) {
+    assert.equal(c.loadAtLatency(36, 100).rps, 719, 'the floor reads the users\' low figure');
+    assert.ok(Math.abs(c.loadAtLatency(40, 100).rps - 4275) < 1e-6, 'the setpoint reads the capacity');
+  }
+  // Through the second point: the SLO reads 1.05 × the capacity, where the assumed curve reads far more.
+  assert.ok(Math.abs(fromRatio.loadAtLatency(50, 100).rps - 1.05 * 4275) < 1e-6);
+  assert.ok(assumed.loadAtLatency(50, 100).rps > 1.2 * 4275);
+  // Half-way to the setpoint the cliff's curve reads nearly the capacity; the assumed one about half of it.
+  assert.ok(fromRatio.loadAtLatency(38, 100).rps > 0.9 * 4275);
+  // At the floor the variance is at most the curve's range, not the unbounded slope's.
+  const sd = Math.sqrt(fromRatio.loadAtLatency(36, 100).variance);
+  assert.ok(sd > 1000 && sd < 1.05 * 4275, `the floor's reading ± ${sd.toFixed(0)}`);
+});
+
+test('with the users\' high figure, a latency-only plan counts the prior\'s requests per send as a floor, easing it while the gateway stays under the knee', () => {
+  // A gateway flat until its cliff (many processes behind one queue): a 36-ms floor, the
+  // setpoint at 40 ms, the SLO at 50 ms carrying 5% more. Its p95 here stays at the floor.
+  const options = { sloP95Ms: 50, setpointRatio: 0.8, capacityRps: 4275, sloCapacityRatio: 1.05, baseLoadRps: 719, maxBaseLoadRps: 2500, openDelayMedianMs: 8000, sessionMs: 3000, binMs: 2000, metricsWindowMs: 2000, metricsLagMs: 0, gainFloorDecayMs: 60_000 };
+  const floorAt = (/** @type {Partial<import('../../shared/pacing/controller-options.js').ControllerOptions>} */ o, /** @type {number[]} */ p95s) => {
+    const controller = createInspectableController(o);
+    const floors = [];
+    let d = controller.update({ now: 0, sent: 0, gateway: { p95Ms: 36, p99Ms: 40, errorRatio: 0, rps: null } });
+    for (let t = 1; t <= 300; t++) d = controller.update({ now: t * 2000, sent: 0, gateway: { p95Ms: 36, p99Ms: 40, errorRatio: 0, rps: null } });
+    for (const [i, p95Ms] of p95s.entries()) {
+      d = controller.update({ now: (301 + i) * 2000, sent: d.rate * 2, gateway: { p95Ms, p99Ms: p95Ms + 2, errorRatio: 0, rps: null } });
+      floors.push(controller.snapshot().requestsPerSendFloor);
+    }
+    return floors;
+  };
+  const flat = new Array(60).fill(36);
+  const prior = CONTROLLER_DEFAULTS.openProbability * CONTROLLER_DEFAULTS.requestsPerOpen;
+  const floors = floorAt(options, flat);
+  // The prior until the slowest shape the bank still finds plausible has had its median delay
+  // since the first send (the slow openers' 9 × 8 s: windows at the floor do not rule them
+  // out), then e^(−t/60 s): from the window ending 72 s after the first send to 120 s, 25 windows.
+  assert.equal(floors[1], prior);
+  assert.equal(floors[34], prior);
+  const late = floors[59];
+  assert.ok(Math.abs(late / prior - Math.exp(-50 / 60)) < 1e-9, `after 2 min the floor is ${(late / prior).toFixed(3)} × the prior`);
+  // A window at the setpoint (the 46th) holds it for the gate's 72 s again (36 windows), then
+  // it eases on; with the high figure not given there is none.
+  const knee = floorAt(options, [...flat.slice(0, 45), 41, ...flat.slice(0, 50)]);
+  assert.ok(knee[44] < prior && knee.slice(44, 81).every((f) => f === knee[44]), 'the knee holds the floor');
+  assert.ok(Math.abs(knee[95] / knee[44] - Math.exp(-30 / 60)) < 1e-9, `15 windows after the hold the floor is ${(knee[95] / knee[44]).toFixed(3)} × the held one`);
+  assert.ok(floorAt({ ...options, maxBaseLoadRps: 0 }, flat).every((f) => f === 0));
+  assert.ok(floorAt({ ...options, gainFloorDecayMs: 0 }, flat).every((f, i) => i === 0 || f === prior), 'with no decay the floor stays at the prior');
+});
+
 test('a governor reading a probe on a one-process gateway neither floods it nor stalls', () => {
   // The gateway: 43 requests/s at full CPU, a probe floor of 4 ms and a wait of about
   // 40 ms × ρ/(1 − ρ) behind the users' requests, which a window's few probes sample as one
