@@ -63,7 +63,6 @@ export const DEFAULTS = Object.freeze({
   PACING_SATURATION_RATIO: CONTROLLER_DEFAULTS.saturationRatio,
   PACING_SLO_CAPACITY_RATIO: CONTROLLER_DEFAULTS.sloCapacityRatio,
   PACING_BASE_LOAD_RPS: CONTROLLER_DEFAULTS.baseLoadRps,
-  PACING_MAX_BASE_LOAD_RPS: CONTROLLER_DEFAULTS.maxBaseLoadRps,
   PACING_SHORT_CAMPAIGN_MS: CONTROLLER_DEFAULTS.shortCampaignMs,
   PACING_MISS_SHARE: CONTROLLER_DEFAULTS.missShare,
   PACING_CAPACITY_TRIAL_SHARE: CONTROLLER_DEFAULTS.capacityTrialShare,
@@ -313,11 +312,6 @@ function pacingConfig(read, gatewayMetrics) {
   const minRate = read.number('PACING_MIN_RATE', { min: 0, max: 1_000_000 });
   const maxRate = read.number('PACING_MAX_RATE', { min: 0.01, max: 1_000_000 });
   if (minRate > maxRate) throw new ConfigError(`PACING_MIN_RATE must not be above PACING_MAX_RATE, got ${minRate} > ${maxRate}`);
-  const baseLoadRps = read.number('PACING_BASE_LOAD_RPS', { min: 0, max: 10_000_000 });
-  const maxBaseLoadRps = read.number('PACING_MAX_BASE_LOAD_RPS', { min: 0, max: 10_000_000 });
-  if (maxBaseLoadRps > 0 && maxBaseLoadRps < baseLoadRps) {
-    throw new ConfigError(`PACING_MAX_BASE_LOAD_RPS (the most the users send) must not be below PACING_BASE_LOAD_RPS (the least), got ${maxBaseLoadRps} < ${baseLoadRps}`);
-  }
   // CloudWatch answers one value per period: a reading covers the period, so the decision
   // window is the period (a shorter one would observe the same period several times).
   const periodMs = gatewayMetrics.cloudwatch ? gatewayMetrics.cloudwatch.periodSeconds * 1000 : null;
@@ -343,10 +337,7 @@ function pacingConfig(read, gatewayMetrics) {
     sloCapacityRatio: read.number('PACING_SLO_CAPACITY_RATIO', { min: 1, max: 100 }),
     // With a latency-only source, the least the users' own traffic sends through the gateway
     // (0: not known): the p95 at the gateway's floor then reads as that load, not as none.
-    baseLoadRps,
-    // And the most they send (0: not known): the plan then counts no more users' load than
-    // this, and each send as at least a floor from the prior (docs/pacing.md).
-    maxBaseLoadRps,
+    baseLoadRps: read.number('PACING_BASE_LOAD_RPS', { min: 0, max: 10_000_000 }),
     // With that ratio known, a campaign that fits under the capacity at the SLO when sent
     // evenly within this long of its first send goes out that fast (0: off): one peak.
     shortCampaignMs: read.integer('PACING_SHORT_CAMPAIGN_MS', { min: 0, max: 3_600_000 }),

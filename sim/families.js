@@ -247,7 +247,7 @@ export function drawScenario(family, seed) {
     /** @type {Record<string, unknown>} */
     strategies: {}
   };
-  scenario.strategies = { adaptive: { controlIntervalSeconds: 10, controller: operatorSettings(model, sloP95Ms, rps, diurnal, random) } };
+  scenario.strategies = { adaptive: { controlIntervalSeconds: 10, controller: operatorSettings(model, sloP95Ms, rps, random) } };
   // The oracles' margin, calibrated for this gateway so that they exceed the SLO in about 1%
   // of the windows, as on the shipped scenarios (sim/oracle-calibration.js). A drop's own
   // margin, calibrated at the lowest capacity, holds only while the capacity is down, as the
@@ -271,25 +271,19 @@ export function drawScenario(family, seed) {
  * not know the open rate or the delay of a campaign not yet sent. And baseLoadRps, the least
  * the users send as a dashboard shows it: the baseline's mean with a log-normal error of about
  * ±30%, less two of its standard deviations (over the truth in 2.3% of worlds), drawn last so
- * that no other draw moves. Then maxBaseLoadRps, the most they send as the same dashboard
- * shows it, its mirror: the diurnal peak (the mean where the baseline is flat) with its own
- * error, plus two standard deviations (under the truth in 2.3% of worlds; spikes and jumps
- * are not on it).
+ * that no other draw moves.
  * @param {import('./gateway-model.js').GatewayModel} model
  * @param {number} sloP95Ms
  * @param {number} baselineRps  the baseline's mean
- * @param {{ amplitude: number } | null} diurnal
  * @param {Random} random
  */
-function operatorSettings(model, sloP95Ms, baselineRps, diurnal, random) {
+function operatorSettings(model, sloP95Ms, baselineRps, random) {
   const atSetpoint = model.rateAtP95(1, OPERATOR_SETPOINT_RATIO * sloP95Ms);
   const measured = atSetpoint * Math.exp(LOAD_TEST_SIGMA * random.normal());
   // Rounded down: an operator who rounds up lets the whole-campaign burst past the SLO.
   const sloCapacityRatio = Math.max(1, Math.floor((100 * model.rateAtP95(1, sloP95Ms)) / atSetpoint) / 100);
   const baseLoadRps = round(baselineRps * Math.exp(USERS_FIGURE_SIGMA * (random.normal() - 2)), 1);
-  const peakRps = baselineRps * (1 + (diurnal?.amplitude ?? 0));
-  const maxBaseLoadRps = Math.max(baseLoadRps, round(peakRps * Math.exp(USERS_FIGURE_SIGMA * (random.normal() + 2)), 1));
-  return { capacityRps: round(Math.max(1, measured), 1), sloCapacityRatio, baseLoadRps, maxBaseLoadRps };
+  return { capacityRps: round(Math.max(1, measured), 1), sloCapacityRatio, baseLoadRps };
 }
 
 /**

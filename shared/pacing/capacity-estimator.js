@@ -46,11 +46,10 @@
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
- * @param {boolean} [options.loadTestCurve]  a latency-only curve through the load test's second point (sloCapacityRatio), read with the secant's variance, and a window over the SLO a lower bound (see loadAtLatency); for a controller given the users' high figure
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, loadTestCurve = false, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -389,14 +388,6 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * the base the curve says nothing more (B). The variance propagates one window's
    * p95 noise (windowNoise()·ℓ) through the curve's slope μ·τ/(τ + x)². Over `censorMs` (the
    * gateway saturated: the p95 is a queue's, not a load's) the answer is a lower bound.
-   *
-   * With loadTestCurve (a controller given the users' high figure) τ is solved instead from
-   * the load test's second point (ratioTau), where sloCapacityRatio gives it: on a gateway
-   * flat until its cliff the assumed τ reads the flat windows as a gentle slope that is not
-   * there. On a cliff the slope at the floor is unbounded, so the variance is the secant's
-   * over ± one window's noise, at most the curve's range; and past the SLO the curve is an
-   * extrapolation, so a reading there is only a lower bound (docs/pacing.md, "The users'
-   * load from above, and the prior's floor").
    * @param {number} p95Ms
    * @param {number} censorMs      latency above which the load is only a lower bound
    * @returns {{ rps: number, variance: number, censored: boolean }}
@@ -404,32 +395,14 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   function loadAtLatency(p95Ms, censorMs) {
     const l0 = Math.min(/** @type {number} */ (base ?? p95Ms), 0.95 * setpointMs);
     const xStar = setpointMs - l0;
+    const tau = Math.max(l0, xStar * (saturationRatio - 1));
     const b = Math.min(baseLoadRps, 0.9 * capacity);
-    const tau = (loadTestCurve && ratioTau(l0, xStar, b)) || Math.max(l0, xStar * (saturationRatio - 1));
     const mu = ((capacity - b) * (tau + xStar)) / xStar;
     const censored = p95Ms >= censorMs;
     const x = Math.max(0, Math.min(p95Ms, censorMs) - l0);
-    const at = (/** @type {number} */ xi) => b + (mu * Math.max(0, xi)) / (tau + Math.max(0, xi));
-    const rps = at(x);
-    const noise = windowNoise() * (l0 + x);
-    if (loadTestCurve) return { rps, variance: ((at(x + noise) - at(x - noise)) / 2) ** 2 + 1, censored: censored || p95Ms >= sloMs };
+    const rps = b + (mu * x) / (tau + x);
     const slope = (mu * tau) / (tau + x) ** 2;
-    return { rps, variance: (slope * noise) ** 2 + 1, censored };
-  }
-
-  /**
-   * The waiting-time scale τ of the curve through (ℓ*, Ĉ) that also goes through the load
-   * test's second point (SLO, sloCapacityRatio·Ĉ): τ = x*·x_s·(r′ − 1)/(x_s − r′·x*), with
-   * x_s = SLO − ℓ₀ and r′ = (r·Ĉ − B)/(Ĉ − B); null where the ratio is not given or says
-   * the curve is not concave.
-   * @param {number} l0 @param {number} xStar @param {number} b
-   */
-  function ratioTau(l0, xStar, b) {
-    if (!(sloCapacityRatio > 1) || !(capacity > b)) return null;
-    const xSlo = sloMs - l0;
-    const r = (sloCapacityRatio * capacity - b) / (capacity - b);
-    const denominator = xSlo - r * xStar;
-    return denominator > 0 ? Math.max(1e-3, (xStar * xSlo * (r - 1)) / denominator) : null;
+    return { rps, variance: (slope * windowNoise() * (l0 + x)) ** 2 + 1, censored };
   }
 
   return {

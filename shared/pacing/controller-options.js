@@ -56,8 +56,6 @@ import { InputError } from '../errors.js';
  * @property {number} capacityTrialShare  the share of the prior capacityRps the plan may fill before the gateway has shown it (1: the whole prior at once, no trial)
  * @property {number} capacityTrialGrowth during the trial, each window under the setpoint lets the plan fill this multiple of the load it showed
  * @property {number} baseLoadRps  with a latency-only source, the least the users' own traffic sends through the gateway, requests/s (0: not known): the curve reads its floor as this load
- * @property {number} maxBaseLoadRps  with a latency-only source, the most the users' own traffic sends through the gateway, requests/s (0: not known). Given, the plan counts no more users' load than this, the curve goes through the load test's second point (sloCapacityRatio), and requests per send count as at least a floor that starts at the prior's (see gainFloorDecayMs)
- * @property {number} gainFloorDecayMs  with maxBaseLoadRps given: from the prior's median delay × the slowest plausible shape's factor after a campaign's first send, each window under the setpoint lowers that floor by e^(−window/this); a window at the setpoint holds it for that long again (0: the floor stays at the prior)
  * @property {number} capacityEnvelopeMs  on a gateway whose p95 jumps between windows, the plan fills the lowest capacity estimate of this long, in whole windows (0: off)
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
  * @property {number} sloMargin         with sloCapacityRatio known, the most of the capacity at the SLO the plan keeps free: it aims at the larger of the capacity at the setpoint and (1 − sloMargin) × the capacity at the SLO
@@ -140,8 +138,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityTrialGrowth: 1.5,
   capacityEnvelopeMs: 60_000,
   baseLoadRps: 0,
-  maxBaseLoadRps: 0,
-  gainFloorDecayMs: 1_800_000,
   sloCapacityRatio: 1,
   sloMargin: 0.2,
   settledMargin: 0.15,
@@ -227,7 +223,6 @@ export function resolveControllerOptions(options = {}) {
   if (o.likelihoodWeight > 1) throw new InputError(`controller option likelihoodWeight must be ≤ 1 (a window counts at most as one independent observation), got ${o.likelihoodWeight}`);
   if (o.shapePriorWeight > 1) throw new InputError(`controller option shapePriorWeight must be ≤ 1 (a share), got ${o.shapePriorWeight}`);
   if (o.shapeErrorFactor < 1) throw new InputError(`controller option shapeErrorFactor must be ≥ 1 (a factor; 1: none), got ${o.shapeErrorFactor}`);
-  if (o.maxBaseLoadRps > 0 && o.maxBaseLoadRps < o.baseLoadRps) throw new InputError(`controller option maxBaseLoadRps (${o.maxBaseLoadRps}) is below baseLoadRps (${o.baseLoadRps}): the most the users send cannot be less than the least`);
   if (o.priorUncertainty < 1) throw new InputError(`controller option priorUncertainty must be ≥ 1 (a factor), got ${o.priorUncertainty}`);
   return Object.freeze(o);
 }

@@ -114,9 +114,6 @@ export function createInspectableController(options) {
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
-    // The load test's curve needs an upper bound on the users' load (docs/pacing.md, "The
-    // users' load from above, and the prior's floor").
-    loadTestCurve: o.maxBaseLoadRps > 0,
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
@@ -146,12 +143,6 @@ export function createInspectableController(options) {
   let margin = o.sloMargin;
   /** A window of the current campaign went over the SLO. */
   let missedInCampaign = false;
-  /** When the current campaign's first send went out or, since, its last window reached the setpoint (the knee): the prior's floor holds for one slow wake-up after it. @type {number | null} */
-  let floorHeldFrom = null;
-  /** The share of the prior's requests per send the floor still holds (gainFloorDecayMs). */
-  let floorScale = 1;
-  /** The floor under requests per send the last plan counted (0: none). */
-  let lastGainFloor = 0;
   /** The last window came from a source that sees latency only. */
   let latencyOnly = false;
   /** The total load the last window showed or implied. @type {number | null} */
@@ -200,7 +191,6 @@ export function createInspectableController(options) {
     if (sent > 0) {
       if (sendsSinceReset === 0) {
         firstSendAt = from;
-        floorHeldFrom = from;
         const start = bank.snapshot();
         startBaseline = start.baseline;
         startPrior = { requestsPerSend: start.requestsPerSend, requestsPerSendSd: start.requestsPerSendSd };
@@ -264,20 +254,6 @@ export function createInspectableController(options) {
       // campaigns whose every window stayed under the SLO.
       if (sendsSinceReset === 0) missedInCampaign = false;
       else if (gateway.p95Ms > o.sloP95Ms) missedInCampaign = true;
-      // The prior's floor (below): once the campaign's wake-ups should have arrived under every
-      // open delay the bank still finds plausible (the prior's median × the slowest counting
-      // member's factor), each window under the knee lowers it a step: the gateway has shown
-      // less load than the prior said it would. A window at the knee holds it there for that
-      // long again: the knee may be the campaign's (the floor is what brought it there) or the
-      // users' (a flash sale), and only the windows after it tell which.
-      if (sendsSinceReset === 0) {
-        floorHeldFrom = null;
-        floorScale = 1;
-      } else if (gateway.p95Ms >= setpointMs) {
-        floorHeldFrom = now;
-      } else if (o.gainFloorDecayMs > 0 && floorHeldFrom !== null && now - floorHeldFrom >= o.openDelayMedianMs * bank.slowestMedianFactor()) {
-        floorScale *= Math.exp(-dtMs / o.gainFloorDecayMs);
-      }
       unsettled = sendsSinceReset === 0 || gateway.p95Ms > o.sloP95Ms ? 1 : unsettled * Math.exp(-dtMs / o.marginSettleMs);
       lastLoad = load.rps;
       lastGatewayAt = now;
@@ -325,15 +301,6 @@ export function createInspectableController(options) {
     // model gets wrong (the gain, the shape) scales with it. With the ratio unknown the
     // setpoint is the margin ("A margin in proportion to the push load", docs/pacing.md).
     const pushMargin = o.sloCapacityRatio > 1 ? o.pushMargin : 0;
-    // A latency-only source cannot bound the users' load from above on a gateway flat until
-    // its cliff; the operator's figure does. And the flat curve's windows cannot teach that
-    // sends bring less load than the prior the campaign started from said: that prior is a
-    // floor, lowered a step by each window under the knee and fixed by the first at it
-    // (docs/pacing.md, "The users' load from above, and the prior's floor").
-    const bounded = latencyOnly && o.maxBaseLoadRps > 0;
-    const maxBaselineRps = bounded ? o.maxBaseLoadRps : Infinity;
-    const gainFloor = bounded && startPrior ? floorScale * startPrior.requestsPerSend : 0;
-    lastGainFloor = gainFloor;
     // A campaign not yet started whose whole wake-up load, planned at each member's caution,
     // fits under the capacity at the SLO goes out in this interval: the setpoint's margin is
     // for a campaign's long run of windows, not for the one peak of a campaign sent at once.
@@ -342,8 +309,8 @@ export function createInspectableController(options) {
     // trial here too, the campaigns the informed oracle sends within a minute took 4.13 × its
     // time, not 0.40 ×: sim/tune.js, seed 11).
     const fitsAtSlo = bank.initialised && sendsSinceReset === 0 && remaining < Infinity && o.sloCapacityRatio > 1 &&
-      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, gainFloor }) * (interval / 1000) >= remaining;
-    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin, maxBaselineRps, gainFloor }) : 0;
+      bank.plan({ nowMs: now, capacityRps: estimateRps, aimRps: sloEstimateRps, intervalMs: interval, remaining, pushMargin }) * (interval / 1000) >= remaining;
+    const planned = bank.initialised ? bank.plan({ nowMs: now, capacityRps, aimRps, intervalMs: interval, remaining, pushMargin }) : 0;
     const whole = fitsAtSlo && planned * (interval / 1000) < remaining;
     // A campaign that does not fit in one interval may still be one peak: sent evenly within
     // shortCampaignMs of its first send, its whole wake-up load, at each member's caution,
@@ -359,7 +326,7 @@ export function createInspectableController(options) {
     if (remaining > shortLeft) shortRate = 0;
     const asked = (sendsSinceReset === 0 || shortRate > 0) && bank.initialised && remaining < Infinity &&
       o.sloCapacityRatio > 1 && o.lossShare === 0 && age < o.shortCampaignMs;
-    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin, maxBaselineRps, gainFloor }) : 0;
+    const even = asked ? bank.shortCampaignRate({ nowMs: now, aimRps: sloEstimateRps, remaining, maxMs: o.shortCampaignMs - age, pushMargin }) : 0;
     if (sendsSinceReset === 0) {
       shortRate = even;
       shortLeft = remaining;
@@ -430,9 +397,7 @@ export function createInspectableController(options) {
         startBaselineRps: startBaseline,
         /** The gain prior they started from (null: none since). */
         startPrior,
-        observedLoadRps: lastLoad,
-        /** With a latency-only source and maxBaseLoadRps: the least requests per send the plan counts, the prior's floor (0: none). */
-        requestsPerSendFloor: lastGainFloor
+        observedLoadRps: lastLoad
       };
     }
   };

@@ -31,19 +31,13 @@
 // variables), which made a wrong member win in a world with a narrower delay spread.
 
 import { normalCdf, normalQuantile } from './wake-up-model.js';
-import { maxUnitLoadOf, loadBoundOf, boundBaseline } from './parameter-estimator.js';
+import { maxUnitLoadOf, loadBoundOf } from './parameter-estimator.js';
 import { createShapeMember, createLearnedMember } from './bank-members.js';
 import { lossGuardRate } from './loss-guard.js';
 
 /** @typedef {import('./bank-members.js').BankMember} BankMember */
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
-/**
- * @typedef {object} LoadBounds  how the plan counts each member's estimate (counting)
- * @property {number} [pushMargin]      each send's load counts as (1 + this) × the estimate (0)
- * @property {number} [maxBaselineRps]  the most users' load the plan counts, at each member's caution (Infinity: no bound)
- * @property {number} [gainFloor]       requests per send count as at least this (0: none)
- */
 
 /** The log-likelihoods forget with this time constant, so the bank can follow a change. */
 const MEMORY_MS = 30 * 60_000;
@@ -269,13 +263,14 @@ export function createModelBank(o) {
   /**
    * The lowest rate any member that still counts plans for capacity `capacityRps`, each at
    * its own caution; with `lossShare` set, also within what a sudden capacity loss allows.
-   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number } & LoadBounds} input
+   * @param {{ nowMs: number, capacityRps: number, intervalMs: number, remaining?: number, aimRps?: number, pushMargin?: number }} input
    *   remaining: devices still to send, Infinity when unknown; aimRps: the load the plan may
-   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO)
+   *   reach, when it is not the capacity at the setpoint (the capacity at the SLO); pushMargin:
+   *   the plan counts each send's load as (1 + this) × the estimate
    */
-  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, ...bounds }) {
+  function plan({ nowMs, capacityRps, intervalMs, remaining = Infinity, aimRps = capacityRps, pushMargin = 0 }) {
     let rate = Infinity;
-    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, bounds)) {
+    for (const { m, z, estimate, maxUnitLoad } of counting(aimRps, pushMargin)) {
       m.lastMaxUnitLoad = maxUnitLoad;
       m.lastPlan = m.member.plan({ nowMs, maxUnitLoad: m.lastMaxUnitLoad, intervalMs, maxRate: o.maxRate, remaining });
       if (o.lossShare > 0) {
@@ -301,21 +296,19 @@ export function createModelBank(o) {
 
   /**
    * The members that still count, after weighing them, each with its estimate as the plan
-   * counts it (requests per send at least gainFloor, × (1 + pushMargin); room in the
-   * baseline's variance for the load noise the filters do not explain: see excessNoise; the
-   * baseline, at the member's caution, at most maxBaselineRps: see boundBaseline) and the
-   * push load X* that estimate allows under `aimRps` at the member's caution.
-   * @param {number} aimRps @param {LoadBounds} bounds
+   * counts it (requests per send × (1 + pushMargin), and room in the baseline's variance for
+   * the load noise the filters do not explain: see excessNoise) and the push load X* that
+   * estimate allows under `aimRps` at the member's caution.
+   * @param {number} aimRps @param {number} pushMargin
    */
-  function counting(aimRps, { pushMargin = 0, maxBaselineRps = Infinity, gainFloor = 0 }) {
+  function counting(aimRps, pushMargin) {
     weigh();
     const noiseVariance = o.excessNoiseWeight * excessNoise();
     return models.flatMap((m) => {
       const z = m.z;
       if (z === null) return [];
       const learned = m.member.estimate();
-      const counted = { ...learned, gain: Math.max(learned.gain, gainFloor) * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
-      const estimate = boundBaseline(counted, maxBaselineRps, z);
+      const estimate = { ...learned, gain: learned.gain * (1 + pushMargin), pBB: learned.pBB + noiseVariance };
       return [{ m, z, estimate, maxUnitLoad: maxUnitLoadOf(estimate, aimRps, z) }];
     });
   }
@@ -324,11 +317,11 @@ export function createModelBank(o) {
    * The short campaign's rate (rate-planner.js shortCampaignRate): the highest rate that sends the
    * `remaining` devices within `maxMs` with every member's predicted load, at its caution, at
    * or under `aimRps`; 0 if some member says it does not fit.
-   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number } & LoadBounds} input
+   * @param {{ nowMs: number, aimRps: number, remaining: number, maxMs: number, pushMargin?: number }} input
    */
-  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, ...bounds }) {
+  function shortCampaignRate({ nowMs, aimRps, remaining, maxMs, pushMargin = 0 }) {
     let rate = Infinity;
-    for (const { m, maxUnitLoad } of counting(aimRps, bounds)) {
+    for (const { m, maxUnitLoad } of counting(aimRps, pushMargin)) {
       rate = Math.min(rate, m.member.shortCampaignRate({ nowMs, maxUnitLoad, remaining, maxMs, maxRate: o.maxRate }));
       if (rate === 0) break;
     }
@@ -378,13 +371,6 @@ export function createModelBank(o) {
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,
     loadNoiseRps,
-    /** The slowest open delay still plausible: the largest median factor of a shape member that still counts (1 if none is slower than the prior). */
-    slowestMedianFactor() {
-      weigh();
-      let slowest = 1;
-      for (const m of models) if (m.z !== null && m.member.medianFactor > slowest) slowest = m.member.medianFactor;
-      return slowest;
-    },
     get initialised() { return nominal.initialised; },
     /** For logs and charts. */
     snapshot() {

@@ -168,25 +168,6 @@ export function loadBoundOf({ baseline, gain, pBB, pBa, paa }, x, z) {
 }
 
 /**
- * The estimate with the users' load bounded from above: the baseline at most `maxBaseline`,
- * and its standard deviation cut to what leaves the baseline plus z of them at it, the
- * covariance with requests per send kept in proportion (a latency-only source on a gateway
- * flat until its cliff cannot bound it: docs/pacing.md, "The users' load on a latency-only
- * curve"). Unchanged where it already fits, or with no bound (Infinity).
- * @param {LoadEstimate} e
- * @param {number} maxBaseline
- * @param {number} z  standard deviations
- * @returns {LoadEstimate}
- */
-export function boundBaseline(e, maxBaseline, z) {
-  const sd = Math.sqrt(e.pBB);
-  if (!(e.baseline + z * sd > maxBaseline)) return e;
-  const baseline = Math.min(e.baseline, maxBaseline);
-  const scale = z > 0 && sd > 0 ? (maxBaseline - baseline) / (z * sd) : 1;
-  return { ...e, baseline, pBB: e.pBB * scale * scale, pBa: e.pBa * scale };
-}
-
-/**
  * The largest unit load x ≥ 0 whose load bound stays within `capacity` (0 if even none
  * fits). The bound is convex in x, so the feasible set is an interval: find its lowest
  * point, then bisect for its upper end.
