@@ -43,7 +43,7 @@
  * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
  * @param {number} [options.edgeRelax]  relative rise per window of the edge a crossing of the SLO sets, just after it (see learnEdge)
  * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
- * @param {number | null} [options.edgeHoldShare]  after a crossing at a load the estimate allowed, it stays near the edge for every window of the run over the SLO at a load of at least this share of the edge (null: the run's first EDGE_RUN_WINDOWS only; see learnEdge)
+ * @param {number | null} [options.edgeHoldShare]  the estimate stays near the edge for every window of the crossing's run over the SLO at a load of at least this share of the edge (null: the run's first EDGE_RUN_WINDOWS only; see learnEdge)
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
@@ -62,8 +62,6 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   let beforeEdge = Infinity;
   let overRun = 0;
   let edgeRun = false;
-  /** Whether the edge holds the estimate for the crossing's whole run (see learnEdge). */
-  let edgeHeld = false;
   /** The most load carried with the p95 under the setpoint, forgotten at CARRIED_FORGET per window. */
   let carried = 0;
   /** The estimate's recent highest, forgotten at RECENT_FORGET per window. */
@@ -198,10 +196,8 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     }
     // The first windows of a crossing at the edge drop the estimate to just under it, not
     // to the two-point fit's reading: on a cliff the fit, a single queue's curve, puts the
-    // capacity far under the load the gateway had just carried within the setpoint. Where
-    // the estimate allowed the crossing's load, the hold lasts while the run's load stays at
-    // the edge (edgeHeld): that is the crossing's queue draining, not a lower capacity.
-    if (edgeRun && (overRun <= EDGE_RUN_WINDOWS || edgeHeld)) capacity = Math.max(capacity, Math.min(beforeEdge, EDGE_FLOOR * edge));
+    // capacity far under the load the gateway had just carried within the setpoint.
+    if (edgeRun && (overRun <= EDGE_RUN_WINDOWS || edgeHoldShare !== null)) capacity = Math.max(capacity, Math.min(beforeEdge, EDGE_FLOOR * edge));
     capacity = Math.min(capacity, Math.max(edge, capacity * (1 - dropLimit)));
   }
 
@@ -257,27 +253,15 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * well under it is a capacity loss, which `rebase` answers), near the most load carried
    * lately, and with the estimate near its recent highest (a latency that warned first, and
    * pulled the estimate down, is a gateway that changed).
-   *
-   * The queue a crossing builds drains only as the wake-ups in flight ebb, so the run over
-   * the SLO lasts several windows at the edge's load, and from its fourth the fit's reading
-   * took the estimate far under the edge (pareto/1721270441, tuning seed 12: 16,932 → 6,548
-   * requests/s at loads of 15,263 and 14,881; 200 s at the minimum rate, then a climb at
-   * riseLimit). With edgeHoldShare, a crossing at a load at or under the estimate (the
-   * estimate shown too high) holds it near the edge for every window of the run at a load of
-   * at least that share of the edge. A crossing at a load over the estimate is the wake-up
-   * load outrunning the plan, not the estimate's error, and keeps the first windows' floor
-   * only: the fit's drop after them holds the plan back while the bank catches up (without
-   * it, bimodal/507356909 crossed again three times in its second hour).
    * @param {number} rps @param {number} p95Ms
    */
   function learnEdge(rps, p95Ms) {
     const over = p95Ms >= sloMs;
     overRun = over ? overRun + 1 : 0;
-    if (!over || (edgeHeld && rps < /** @type {number} */ (edgeHoldShare) * edge)) edgeRun = false;
+    if (!over || (edgeHoldShare !== null && rps < edgeHoldShare * edge)) edgeRun = false;
     if (over && overRun === 1 && rps >= LOSS_SHARE * capacity && rps >= EDGE_SHARE * carried && capacity >= EDGE_SHARE * recentHigh) {
       edge = Math.min(edge, Math.max(rps / sloCapacityRatio, carried));
       edgeRun = true;
-      edgeHeld = edgeHoldShare !== null && rps <= capacity;
       beforeEdge = capacity;
       sinceEdge = 0;
     }

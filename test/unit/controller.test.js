@@ -1230,21 +1230,16 @@ test('on a gateway whose p95 is flat until a cliff, a crossing of the SLO sets a
   assert.ok(changed.capacity > 1000, `after the change: ${changed.capacity}`);
 });
 
-test('with capacityEdgeHoldShare, after a crossing at a load the estimate allowed, the estimate stays near the edge for the whole run over the SLO while the load stays at the edge, and follows the fit once it falls under that share', async () => {
+test('with capacityEdgeHoldShare, the estimate stays near the edge for the whole run over the SLO while the load stays at the edge, and follows the fit once it falls under that share', async () => {
   const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
   // Flat at 90 ms to 960 requests/s, then the queue; the queue built at a crossing drains
   // only as the load ebbs, so the p95 stays over the SLO for windows at the same load.
   const options = { capacityRps: 1000, setpointMs: 100, sloMs: 125, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1, edgeRelax: 0.0003, edgeProbeWindows: 360 };
   /** The estimate after each window of a crossing at 980 requests/s whose run lasts, its loads given. */
-  /** An estimator that has carried 950 requests/s under the setpoint. */
-  const warmed = (/** @type {number | null} */ edgeHoldShare) => {
+  const run = (/** @type {number | null} */ edgeHoldShare, /** @type {number[]} */ loads) => {
     const c = createCapacityEstimator({ ...options, edgeHoldShare });
     for (let i = 0; i < 10; i++) c.update({ rps: 500, p95Ms: 90 });
     for (let i = 0; i < 10; i++) c.update({ rps: 950, p95Ms: 90 });
-    return c;
-  };
-  const run = (/** @type {number | null} */ edgeHoldShare, /** @type {number[]} */ loads) => {
-    const c = warmed(edgeHoldShare);
     return loads.map((rps, i) => {
       c.update({ rps, p95Ms: 400 + 100 * i });
       return c.capacity;
@@ -1262,12 +1257,6 @@ test('with capacityEdgeHoldShare, after a crossing at a load the estimate allowe
   // (a capacity that fell during the run), as without the hold, and the hold does not come back.
   const fell = run(0.8, [980, 980, 700, 980, 980]);
   assert.ok(fell[2] < 0.9 * held[2] && fell[4] < 0.8 * 980, `load fell: ${fell.map(Math.round)}`);
-  // A crossing at a load over the estimate is the wake-up load outrunning the plan, not the
-  // estimate shown too high: the first three windows only, as without the hold.
-  assert.ok(980 <= warmed(0.8).capacity && warmed(0.8).capacity < 1400);
-  const overshoot = run(0.8, [1400, 1400, 1400, 1400, 1400]);
-  assert.deepEqual(overshoot, run(null, [1400, 1400, 1400, 1400, 1400]));
-  assert.ok(overshoot[3] < 0.8 * overshoot[2], `overshoot: ${overshoot.map(Math.round)}`);
 });
 
 test('the plan keeps room for load noise the filters do not explain, measured from their innovations, and only for that', () => {
