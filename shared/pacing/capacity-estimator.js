@@ -43,14 +43,13 @@
  * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
  * @param {number} [options.edgeRelax]  relative rise per window of the edge a crossing of the SLO sets, just after it (see learnEdge)
  * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
- * @param {number | null} [options.edgeHoldShare]  the estimate stays near the edge for every window of the crossing's run over the SLO at a load of at least this share of the edge (null: the run's first EDGE_RUN_WINDOWS only; see learnEdge)
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, edgeHoldShare = null, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
@@ -197,7 +196,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
     // The first windows of a crossing at the edge drop the estimate to just under it, not
     // to the two-point fit's reading: on a cliff the fit, a single queue's curve, puts the
     // capacity far under the load the gateway had just carried within the setpoint.
-    if (edgeRun && (overRun <= EDGE_RUN_WINDOWS || edgeHoldShare !== null)) capacity = Math.max(capacity, Math.min(beforeEdge, EDGE_FLOOR * edge));
+    if (edgeRun && overRun <= EDGE_RUN_WINDOWS) capacity = Math.max(capacity, Math.min(beforeEdge, EDGE_FLOOR * edge));
     capacity = Math.min(capacity, Math.max(edge, capacity * (1 - dropLimit)));
   }
 
@@ -258,7 +257,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
   function learnEdge(rps, p95Ms) {
     const over = p95Ms >= sloMs;
     overRun = over ? overRun + 1 : 0;
-    if (!over || (edgeHoldShare !== null && rps < edgeHoldShare * edge)) edgeRun = false;
+    if (!over) edgeRun = false;
     if (over && overRun === 1 && rps >= LOSS_SHARE * capacity && rps >= EDGE_SHARE * carried && capacity >= EDGE_SHARE * recentHigh) {
       edge = Math.min(edge, Math.max(rps / sloCapacityRatio, carried));
       edgeRun = true;

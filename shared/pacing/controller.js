@@ -110,7 +110,6 @@ export function createInspectableController(options) {
     sloCapacityRatio: o.sloCapacityRatio,
     edgeRelax: o.capacityEdgeRelax,
     edgeProbeWindows: o.capacityEdgeProbeWindows,
-    edgeHoldShare: o.capacityEdgeHoldShare,
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),

@@ -1230,35 +1230,6 @@ test('on a gateway whose p95 is flat until a cliff, a crossing of the SLO sets a
   assert.ok(changed.capacity > 1000, `after the change: ${changed.capacity}`);
 });
 
-test('with capacityEdgeHoldShare, the estimate stays near the edge for the whole run over the SLO while the load stays at the edge, and follows the fit once it falls under that share', async () => {
-  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
-  // Flat at 90 ms to 960 requests/s, then the queue; the queue built at a crossing drains
-  // only as the load ebbs, so the p95 stays over the SLO for windows at the same load.
-  const options = { capacityRps: 1000, setpointMs: 100, sloMs: 125, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1, edgeRelax: 0.0003, edgeProbeWindows: 360 };
-  /** The estimate after each window of a crossing at 980 requests/s whose run lasts, its loads given. */
-  const run = (/** @type {number | null} */ edgeHoldShare, /** @type {number[]} */ loads) => {
-    const c = createCapacityEstimator({ ...options, edgeHoldShare });
-    for (let i = 0; i < 10; i++) c.update({ rps: 500, p95Ms: 90 });
-    for (let i = 0; i < 10; i++) c.update({ rps: 950, p95Ms: 90 });
-    return loads.map((rps, i) => {
-      c.update({ rps, p95Ms: 400 + 100 * i });
-      return c.capacity;
-    });
-  };
-  const atEdge = [980, 980, 980, 980, 975, 970];
-  const held = run(0.8, atEdge);
-  for (const capacity of held) assert.ok(capacity >= 0.95 * 980 - 1e-9 && capacity <= 1000, `held: ${held.map(Math.round)}`);
-  // Shipped before (null): the first three windows only; from the fourth the single queue's
-  // curve through the base point reads the drain as a far lower capacity.
-  const three = run(null, atEdge);
-  assert.deepEqual(three.slice(0, 3), held.slice(0, 3));
-  assert.ok(three[3] < 0.8 * 980, `without the hold: ${three.map(Math.round)}`);
-  // A window of the run under 80% of the edge is not the crossing's drain: the fit reads it
-  // (a capacity that fell during the run), as without the hold, and the hold does not come back.
-  const fell = run(0.8, [980, 980, 700, 980, 980]);
-  assert.ok(fell[2] < 0.9 * held[2] && fell[4] < 0.8 * 980, `load fell: ${fell.map(Math.round)}`);
-});
-
 test('the plan keeps room for load noise the filters do not explain, measured from their innovations, and only for that', () => {
   /** Windows of a flat 300-rps baseline with `sigma` of noise beyond Poisson, no sends; the last decision and snapshot. */
   const run = (/** @type {number} */ sigma, /** @type {number} */ excessNoiseWeight) => {
