@@ -75,7 +75,7 @@ export function evaluateWorld(family, seed, { controller, oracles, reportsRps, w
   const raw = drawScenario(family, seed);
   if (reportsRps !== undefined) raw.metrics.reportsRps = reportsRps;
   if (warmupSeconds !== undefined) raw.warmupSeconds = warmupSeconds;
-  if (noise !== 0) raw.seed = (raw.seed ^ noise) >>> 0;
+  useNoiseStream(raw, noise);
   if (controller) {
     const adaptiveStrategy = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
     adaptiveStrategy.controller = { ...adaptiveStrategy.controller, ...controller };
@@ -97,6 +97,16 @@ export function evaluateWorld(family, seed, { controller, oracles, reportsRps, w
     oracleRatio: ratio(oracle),
     runtimeMs: Math.round(performance.now() - started)
   };
+}
+
+/**
+ * Another noise stream for the same drawn world: the world's noise seed XOR `noise` (0: the
+ * drawn one). sim/tune.js --noise and sim/trace-world.js --noise run the same stream.
+ * @param {Record<string, any>} raw  drawScenario's world, its seed changed in place
+ * @param {number} noise  a whole number ≥ 0
+ */
+export function useNoiseStream(raw, noise) {
+  if (noise !== 0) raw.seed = (raw.seed ^ noise) >>> 0;
 }
 
 /**

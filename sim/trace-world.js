@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `node sim/trace-world.js FAMILY SEED [--options JSON] [--knows LIST] [--warmup S] [--every S] [--from S] [--to S]`:
+// `node sim/trace-world.js FAMILY SEED [--options JSON] [--knows LIST] [--warmup S] [--noise N] [--every S] [--from S] [--to S]`:
 // one drawn world (sim/families.js; SEED is the world's own seed, as sim/tune.js's rows and
 // bench/RESULTS.md name worlds, "exponential/998530334") run with the adaptive strategy and
 // printed decision by decision: the rate and its reason, the window the controller read, its
@@ -7,9 +7,10 @@
 // requests per send, baseline and room. Above the decisions, what the controller was not told:
 // the world's true wake-up, gateway and metrics, and the informed oracle's time. It answers
 // "where does this world's time go?" in a second; --options runs the same world with changed
-// controller options, and --knows tells it what sim/tune.js --knows tells it (wake-up, gateway,
-// request-rate: the world's truth). It refuses the worlds of the held-out and confirmation seeds
-// (sim/held-out-seeds.json): those are for judging, never for looking into while tuning.
+// controller options, --knows tells it what sim/tune.js --knows tells it (wake-up, gateway,
+// request-rate: the world's truth), and --noise runs the noise stream sim/tune.js --noise
+// runs. It refuses the worlds of the held-out and confirmation seeds (sim/held-out-seeds.json):
+// those are for judging, never for looking into while tuning.
 import { parseArgs } from 'node:util';
 import { InputError } from '../shared/errors.js';
 import { parseControllerOptions } from '../shared/pacing/controller-options.js';
@@ -18,6 +19,7 @@ import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
 import { createAdaptiveStrategy } from './strategies/adaptive.js';
 import { knownSettings, checkKnowledge, KNOWLEDGE } from './tune.js';
+import { useNoiseStream } from './family-evaluation.js';
 
 /** How many worlds of each held-out or confirmation base seed are refused (runs draw 25-200). */
 const GUARDED_WORLDS = 1000;
@@ -43,15 +45,18 @@ export function refuseHeldOut(family, seed) {
  * Runs one world with the adaptive strategy, and the informed oracle beside it.
  * @param {string} family
  * @param {number} seed
- * @param {{ options?: Record<string, unknown>, knows?: readonly string[], warmupSeconds?: number }} [variant]  controller options added to the world's
- *   operator settings, what of the world's truth it is told (sim/tune.js KNOWLEDGE), and how long it reads the gateway before the campaign
+ * @param {{ options?: Record<string, unknown>, knows?: readonly string[], warmupSeconds?: number, noise?: number }} [variant]  controller options added to the world's
+ *   operator settings, what of the world's truth it is told (sim/tune.js KNOWLEDGE), how long it reads the gateway before the campaign,
+ *   and the noise stream (sim/tune.js --noise; 0: the drawn one)
  */
-export function traceWorld(family, seed, { options = {}, knows = [], warmupSeconds } = {}) {
+export function traceWorld(family, seed, { options = {}, knows = [], warmupSeconds, noise = 0 } = {}) {
   if (!FAMILY_NAMES.includes(family)) throw new InputError(`family ${family} is unknown; known: ${FAMILY_NAMES.join(', ')}`);
   if (!Number.isInteger(seed) || seed < 0) throw new InputError(`the world's seed must be a whole number ≥ 0, got ${seed}`);
+  if (!(Number.isInteger(noise) && noise >= 0 && noise < 2 ** 31)) throw new InputError(`--noise must be a whole number ≥ 0, got ${noise}`);
   checkKnowledge(knows);
   refuseHeldOut(family, seed);
   const raw = drawScenario(family, seed);
+  useNoiseStream(raw, noise);
   const adaptive = /** @type {{ controller: Record<string, unknown> }} */ (raw.strategies.adaptive);
   adaptive.controller = { ...adaptive.controller, ...knownSettings(raw, knows, /** @type {number | undefined} */ (options.setpointRatio)), ...options };
   if (knows.includes('request-rate')) raw.metrics.reportsRps = true;
@@ -92,9 +97,9 @@ export function formatDecision({ t, remaining, gateway, decision, snapshot: s })
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const usage = `usage: node sim/trace-world.js ${FAMILY_NAMES.join('|')} SEED [--options JSON] [--knows ${KNOWLEDGE.join(',')}] [--warmup S] [--every S] [--from S] [--to S]`;
+  const usage = `usage: node sim/trace-world.js ${FAMILY_NAMES.join('|')} SEED [--options JSON] [--knows ${KNOWLEDGE.join(',')}] [--warmup S] [--noise N] [--every S] [--from S] [--to S]`;
   try {
-    const { values, positionals } = parseArgs({ allowPositionals: true, options: { options: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' }, every: { type: 'string', default: '10' }, from: { type: 'string', default: '0' }, to: { type: 'string' } } });
+    const { values, positionals } = parseArgs({ allowPositionals: true, options: { options: { type: 'string' }, knows: { type: 'string' }, warmup: { type: 'string' }, noise: { type: 'string', default: '0' }, every: { type: 'string', default: '10' }, from: { type: 'string', default: '0' }, to: { type: 'string' } } });
     if (positionals.length !== 2) throw new InputError(usage);
     const [every, from] = [Number(values.every), Number(values.from)];
     const to = values.to === undefined ? Infinity : Number(values.to);
@@ -103,7 +108,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const trace = traceWorld(positionals[0], Number(positionals[1]), {
       options: values.options === undefined ? {} : parseControllerOptions(values.options),
       knows: values.knows ? values.knows.split(',') : [],
-      warmupSeconds
+      warmupSeconds,
+      noise: Number(values.noise)
     });
     for (const line of describeWorld(trace)) process.stdout.write(`${line}\n`);
     process.stdout.write('t s, rate, reason, devices left | the window read | capacity at the setpoint (what the plan fills) | the member whose plan set the rate: its shape, caution z, requests per send, baseline, X* (the push load it allows, per request per send) and plan | the likeliest member\n');

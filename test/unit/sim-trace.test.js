@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { traceWorld, describeWorld, formatDecision, refuseHeldOut } from '../../sim/trace-world.js';
 import { worldSeed } from '../../sim/families.js';
+import { evaluateWorld } from '../../sim/family-evaluation.js';
 import { parseControllerOptions } from '../../shared/pacing/controller-options.js';
 import { InputError } from '../../shared/errors.js';
 
@@ -72,6 +73,19 @@ test('--warmup runs the traced controller that long before the campaign, which s
   assert.equal(long.decisions.filter((d) => d.t < 0).length, 3600 / interval);
   // The campaign's own noise is the same: the informed oracle, which reads no metrics, takes as long.
   assert.equal(long.informedSeconds, short.informedSeconds);
+});
+
+test('--noise traces the noise stream sim/tune.js --noise runs, and only a whole number ≥ 0', () => {
+  // The oracles' runs do not depend on the stream's adaptive run: given, they are not solved again.
+  const none = { completionSeconds: 1, sloViolationShare: 0, violatedWindows: 0, evaluatedWindows: 0, gatewayErrors: 0 };
+  const traced = traceWorld('small', WORLD, { noise: 1 });
+  const { adaptive } = evaluateWorld('small', WORLD, { noise: 1, oracles: { oracle: none, informed: none } });
+  const { completionSeconds, violatedWindows, evaluatedWindows, gatewayErrors } = traced.run;
+  assert.deepEqual({ completionSeconds, violatedWindows, evaluatedWindows, gatewayErrors }, { completionSeconds: adaptive.completionSeconds, violatedWindows: adaptive.violatedWindows, evaluatedWindows: adaptive.evaluatedWindows, gatewayErrors: adaptive.gatewayErrors });
+  // Another stream is other noise: the windows the controller read differ.
+  const drawn = traceWorld('small', WORLD);
+  assert.notDeepEqual(traced.decisions.slice(0, 20).map((d) => d.gateway?.p95Ms), drawn.decisions.slice(0, 20).map((d) => d.gateway?.p95Ms));
+  for (const noise of [-1, 1.5, 2 ** 31]) assert.throws(() => traceWorld('small', WORLD, { noise }), (e) => e instanceof InputError && /--noise must be a whole number ≥ 0/.test(e.message));
 });
 
 test('the held-out and confirmation worlds are refused; tuning worlds are not', () => {
