@@ -5,6 +5,7 @@ import { drawScenario, worldSeed } from './families.js';
 import { resolveScenario } from './scenario.js';
 import { simulate } from './simulate.js';
 import { SolverError } from './linear-program.js';
+import { InputError } from '../shared/errors.js';
 
 /** The hold-out targets (issue #11, point 5), judged against the informed oracle. */
 export const HOLDOUT_TARGETS = Object.freeze({
@@ -101,11 +102,13 @@ export function evaluateWorld(family, seed, { controller, oracles, reportsRps, w
 
 /**
  * Another noise stream for the same drawn world: the world's noise seed XOR `noise` (0: the
- * drawn one). sim/tune.js --noise and sim/trace-world.js --noise run the same stream.
+ * drawn one). sim/tune.js --noise and sim/trace-world.js --noise run the same stream. Throws
+ * an InputError unless `noise` is a whole number in [0, 2³¹).
  * @param {Record<string, any>} raw  drawScenario's world, its seed changed in place
- * @param {number} noise  a whole number ≥ 0
+ * @param {number} noise
  */
 export function useNoiseStream(raw, noise) {
+  if (!(Number.isInteger(noise) && noise >= 0 && noise < 2 ** 31)) throw new InputError(`--noise must be a whole number ≥ 0, got ${noise}`);
   if (noise !== 0) raw.seed = (raw.seed ^ noise) >>> 0;
 }
 

@@ -52,7 +52,6 @@ export function refuseHeldOut(family, seed) {
 export function traceWorld(family, seed, { options = {}, knows = [], warmupSeconds, noise = 0 } = {}) {
   if (!FAMILY_NAMES.includes(family)) throw new InputError(`family ${family} is unknown; known: ${FAMILY_NAMES.join(', ')}`);
   if (!Number.isInteger(seed) || seed < 0) throw new InputError(`the world's seed must be a whole number ≥ 0, got ${seed}`);
-  if (!(Number.isInteger(noise) && noise >= 0 && noise < 2 ** 31)) throw new InputError(`--noise must be a whole number ≥ 0, got ${noise}`);
   checkKnowledge(knows);
   refuseHeldOut(family, seed);
   const raw = drawScenario(family, seed);
