@@ -292,8 +292,7 @@ export function createInspectableController(options) {
     // small against the capacity at the SLO: to noiseMarginZ of its standard deviations,
     // never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
     const age = firstSendAt === null ? 0 : now - firstSendAt;
-    const noiseWaitMs = o.noiseMarginWaitFactor > 0 ? o.noiseMarginWaitFactor * bank.slowestCountingFactor() * o.openDelayMedianMs : noiseMarginAfterMs;
-    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= noiseWaitMs ? bank.loadNoiseRps() : null;
+    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= noiseMarginAfterMs ? bank.loadNoiseRps() : null;
     const settleTo = noiseRps === null || !(sloRps > 0) ? settledMargin
       : Math.min(settledMargin, Math.max(o.noiseMarginFloor, (o.noiseMarginZ * noiseRps) / sloRps));
     margin = settleTo + (o.sloMargin - settleTo) * unsettled;
