@@ -63,7 +63,9 @@ import { InputError } from '../errors.js';
  * @property {number} marginSettleMs    the time constant of that settling (> 0); a campaign's start and each window over the SLO put the margin back at sloMargin
  * @property {number} noiseMarginZ      with the margin settling and the request rate seen, a campaign whose windows have all stayed under the SLO settles further, to this many standard deviations of the measured load noise as a share of the capacity at the SLO, where that is under settledMargin (0: off; docs/pacing.md "A margin sized by the noise")
  * @property {number} noiseMarginFloor  and never under this share of the capacity at the SLO
- * @property {number | null} noiseMarginAfterMs  and only from this long after the campaign's first send, when the slowest openers the bank allows have shown their wake-ups (null: 30 min, or twice their median delay, slowOpenerFactor² × openDelayMedianMs, where that is longer)
+ * @property {number | null} noiseMarginAfterMs  and only from this long after the campaign's first send (null: noiseMarginWaitFactor × the median open delay of the slowest shape the bank still counts)
+ * @property {number} noiseMarginWaitFactor  with noiseMarginAfterMs null, the margin sized by the noise waits this many × the median open delay of the slowest shape the bank still counts (0: a fixed 30 minutes, or twice the slowest openers' median, slowOpenerFactor² × openDelayMedianMs, where that is longer)
+ * @property {number} noiseMarginPoissonMs  the margin sized by the noise also counts the Poisson count of the load near the SLO over this long, √(λ/τ) requests/s (0: off)
  * @property {number} shortCampaignMs   with sloCapacityRatio known, a campaign whose whole wake-up load, planned at each member's caution, fits under the capacity at the SLO when sent evenly within this long of its first send goes out that fast (0: off; docs/pacing.md "A short campaign")
  * @property {number} pushMargin        with sloCapacityRatio known, the plan counts each send's predicted load as (1 + this) × the estimate: a margin in proportion to the push load, not to the capacity (0: none; off by default, docs/pacing.md "A margin in proportion to the push load")
  *
@@ -145,6 +147,8 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   noiseMarginZ: 2.5,
   noiseMarginFloor: 0.05,
   noiseMarginAfterMs: null,
+  noiseMarginWaitFactor: 2,
+  noiseMarginPoissonMs: 1000,
   shortCampaignMs: 300_000,
   pushMargin: 0,
 

@@ -20,7 +20,7 @@ import { createMissFeedback } from './miss-feedback.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
-/** The least wait before the margin settles to the noise (noiseMarginAfterMs null): tuned on the default prior, whose slowest openers' median is 810 s. */
+/** The least fixed wait before the margin settles to the noise (noiseMarginAfterMs null, noiseMarginWaitFactor 0): tuned on the default prior, whose slowest openers' median is 810 s. */
 const NOISE_MARGIN_AFTER_MS = 1_800_000;
 
 /** @typedef {import('../types.js').GatewaySample} GatewaySample  one metrics window of the API gateway (rps null: a latency-only source) */
@@ -119,8 +119,8 @@ export function createInspectableController(options) {
   const misses = createMissFeedback(o);
   const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
-  /** When the margin may settle to the noise: once the slowest openers the bank allows have shown their wake-ups. */
-  const noiseMarginAfterMs = o.noiseMarginAfterMs ?? Math.max(NOISE_MARGIN_AFTER_MS, 2 * Math.max(1, o.slowOpenerFactor) ** 2 * o.openDelayMedianMs);
+  /** With noiseMarginWaitFactor 0, when the margin may settle to the noise: once the slowest openers the bank allows have shown their wake-ups. */
+  const fixedNoiseWaitMs = o.noiseMarginAfterMs ?? Math.max(NOISE_MARGIN_AFTER_MS, 2 * Math.max(1, o.slowOpenerFactor) ** 2 * o.openDelayMedianMs);
 
   /** @type {number | null} */
   let lastNow = null;
@@ -287,14 +287,22 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    // From noiseMarginAfterMs into a campaign with no window over, and with a source that
-    // reports the request rate, the margin settles further where the measured load noise is
-    // small against the capacity at the SLO: to noiseMarginZ of its standard deviations,
-    // never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
+    // Once the slowest shape the bank still counts has shown its wake-ups (twice its median
+    // since the campaign's first send; or noiseMarginAfterMs), in a campaign with no window
+    // over, and with a source that reports the request rate, the margin settles further where
+    // the load noise is small against the capacity at the SLO: to noiseMarginZ of its standard
+    // deviations, never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
+    // The noise is the measured one and the Poisson count of the load near the SLO over
+    // noiseMarginPoissonMs (√(λ/τ) requests/s): a window's p95 is set by its busiest seconds,
+    // not by its mean, which on a small gateway is most of the difference.
     const age = firstSendAt === null ? 0 : now - firstSendAt;
-    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= noiseMarginAfterMs ? bank.loadNoiseRps() : null;
+    const noiseWaitMs = o.noiseMarginAfterMs === null && o.noiseMarginWaitFactor > 0
+      ? o.noiseMarginWaitFactor * bank.slowestCountingFactor() * o.openDelayMedianMs
+      : fixedNoiseWaitMs;
+    const noiseRps = o.noiseMarginZ > 0 && settledMargin < o.sloMargin && !latencyOnly && !missedInCampaign && age >= noiseWaitMs ? bank.loadNoiseRps() : null;
+    const poissonVariance = o.noiseMarginPoissonMs > 0 && sloRps > 0 ? sloRps / (o.noiseMarginPoissonMs / 1000) : 0;
     const settleTo = noiseRps === null || !(sloRps > 0) ? settledMargin
-      : Math.min(settledMargin, Math.max(o.noiseMarginFloor, (o.noiseMarginZ * noiseRps) / sloRps));
+      : Math.min(settledMargin, Math.max(o.noiseMarginFloor, (o.noiseMarginZ * Math.sqrt(noiseRps ** 2 + poissonVariance)) / sloRps));
     margin = settleTo + (o.sloMargin - settleTo) * unsettled;
     const aimRps = Math.max(capacityRps, (1 - margin) * sloRps);
     // Optionally (off by default) a margin in proportion to the push load as well: what the

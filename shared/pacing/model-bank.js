@@ -353,6 +353,20 @@ export function createModelBank(o) {
     return m.member === learned ? m.logLikelihood - LEARNED_PENALTY : m.logLikelihood;
   }
 
+  /**
+   * The median open delay of the slowest shape that still counted in the last plan, as a
+   * factor of the configured median (the slowest of all before any plan). The learned member
+   * has no median and is left out.
+   */
+  function slowestCountingFactor() {
+    let slowest = 0;
+    for (const m of models) {
+      if (!Number.isFinite(m.member.medianFactor)) continue;
+      if (m.z !== null || models.every((x) => x.z === null)) slowest = Math.max(slowest, m.member.medianFactor);
+    }
+    return slowest;
+  }
+
   /** The most likely member (the prior's shape until the data say otherwise). */
   function best() {
     let top = nominalModel;
@@ -367,6 +381,7 @@ export function createModelBank(o) {
     plan,
     shortCampaignRate,
     best,
+    slowestCountingFactor,
     coldStartLoad,
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,

@@ -911,7 +911,7 @@ test('a margin sized by the noise: past noiseMarginAfterMs, with every window un
   // The aim (1 − margin) × 1.6 × capacity is above the capacity at the setpoint throughout.
   const known = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, settledMargin: 0.15, marginSettleMs: 60_000, shortCampaignMs: 0 };
   const run = (/** @type {(i: number) => number | null} */ rpsAt, { overAt = -1, windows = 150 } = {}) => {
-    const sized = createInspectableController({ ...known, noiseMarginZ: 2.5, noiseMarginFloor: 0.05, noiseMarginAfterMs: 600_000 });
+    const sized = createInspectableController({ ...known, noiseMarginZ: 2.5, noiseMarginFloor: 0.05, noiseMarginAfterMs: 600_000, noiseMarginPoissonMs: 0 });
     const plain = createInspectableController({ ...known, noiseMarginZ: 0 });
     /** @type {{ sized: number, plain: number, sizedRate: number, plainRate: number }[]} */
     const trace = [];
@@ -945,9 +945,10 @@ test('a margin sized by the noise: past noiseMarginAfterMs, with every window un
   assert.ok(Math.abs(blind[blind.length - 1].sized - 0.15) < 0.001, `latency-only ${blind[blind.length - 1].sized}`);
 });
 
-test('a margin sized by the noise waits, by default, for twice the slowest openers\' median delay where that is over 30 minutes', () => {
-  // slowOpenerFactor 4 on a 2-minute prior: the slowest members' median is 32 minutes, so
-  // the margin may settle to the noise from 64 minutes, not 30.
+test('a margin sized by the noise waits, by default, twice the median of the slowest shape the bank still counts', () => {
+  // slowOpenerFactor 4 on a 2-minute prior, and flat windows that keep the slowest openers
+  // possible: the slowest member counted has a 32-minute median, so the margin may settle to
+  // the noise from 64 minutes, not at the 30 an explicit noiseMarginAfterMs gives.
   const options = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, settledMargin: 0.15, marginSettleMs: 60_000, shortCampaignMs: 0, openDelayMedianMs: 120_000, slowOpenerFactor: 4 };
   const slow = createInspectableController(options);
   const explicit = createInspectableController({ ...options, noiseMarginAfterMs: 1_800_000 });
@@ -964,6 +965,41 @@ test('a margin sized by the noise waits, by default, for twice the slowest opene
   // 70 minutes in: both have settled to the noise.
   const [slowAt70] = margins[30 + 420 - 1];
   assert.ok(slowAt70 < 0.1, `at 70 min: derived ${slowAt70}`);
+});
+
+test('with noiseMarginWaitFactor the margin sized by the noise waits twice the median of the slowest shape the bank still counts, not 30 minutes', () => {
+  // Flat windows after the sends keep the slowest openers possible, so the × 9 member counts:
+  // on a 1-minute prior the wait is 2 × 9 × 1 min = 18 minutes, where the fixed one is 30.
+  const options = { capacityRps: 1000, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, settledMargin: 0.15, marginSettleMs: 60_000, shortCampaignMs: 0, openDelayMedianMs: 60_000 };
+  const bankWait = createInspectableController({ ...options, noiseMarginWaitFactor: 2 });
+  const fixed = createInspectableController({ ...options, noiseMarginWaitFactor: 0 });
+  assert.equal(createModelBank(resolveControllerOptions({})).slowestCountingFactor(), 9, 'before any plan every member counts: the slowest is × 9');
+  /** @type {number[][]} */
+  const margins = [];
+  for (let i = 0; i < 30 + 150; i++) {
+    const gateway = { ...healthy(), rps: 450 + (i % 2 ? 5 : -5) };
+    for (const c of [bankWait, fixed]) c.update({ now: 10_000 * (i + 1), sent: i >= 30 ? 500 : 0, gateway, remaining: 1_000_000 });
+    margins.push([bankWait.snapshot().margin, fixed.snapshot().margin]);
+  }
+  // 15 minutes in neither has begun; 22 minutes in the bank's wait has passed, the fixed one has not.
+  assert.deepEqual(margins[30 + 90].map((m) => m > 0.14), [true, true], `at 15 min: ${margins[30 + 90]}`);
+  const [bankAt22, fixedAt22] = margins[30 + 132];
+  assert.ok(bankAt22 < 0.1 && Math.abs(fixedAt22 - 0.15) < 0.005, `at 22 min: bank's wait ${bankAt22}, fixed ${fixedAt22}`);
+});
+
+test('with noiseMarginPoissonMs the margin sized by the noise counts a second\'s Poisson count at the capacity at the SLO', () => {
+  // The same calm windows (±5 requests/s) on a large and a small gateway: 2.5 √(C/1 s) / C is
+  // at least 6.25% of a capacity at the SLO of 1,600 and 20% (so settledMargin) of one of 160.
+  const run = (/** @type {number} */ capacityRps, /** @type {number} */ poissonMs) => {
+    const c = createInspectableController({ capacityRps, maxRate: 1_000_000, sloCapacityRatio: 1.6, sloMargin: 0.2, settledMargin: 0.15, marginSettleMs: 60_000, shortCampaignMs: 0, noiseMarginAfterMs: 600_000, noiseMarginPoissonMs: poissonMs });
+    const base = 0.45 * capacityRps;
+    for (let i = 0; i < 30 + 150; i++) c.update({ now: 10_000 * (i + 1), sent: i >= 30 ? Math.round(capacityRps / 2) : 0, gateway: { ...healthy(), rps: base + (i % 2 ? 5 : -5) }, remaining: 1_000_000 });
+    return c.snapshot().margin;
+  };
+  const large = run(1000, 1000);
+  const without = run(1000, 0);
+  assert.ok(large >= 0.0625 && large < 0.1 && large > without, `large gateway: ${large}, without the Poisson count ${without}`);
+  assert.ok(Math.abs(run(100, 1000) - 0.15) < 0.001, `small gateway: ${run(100, 1000)}`);
 });
 
 test('the short campaign\'s rate keeps its predicted load, and the reserve, within X* in every bin, and no faster rate does', async () => {
