@@ -12,7 +12,9 @@
 // base its own, to judge the same controller after a short and a long history (--options '{}').
 //
 // Prints one JSON line per controller (its hold-out summary against the targets, as
-// sim/tune.js prints it), then one comparing them world by world. Every run is a judgement of
+// sim/tune.js prints it), then one comparing them world by world: how many finished faster or
+// slower, and which worlds went from under 5% of their windows over the SLO to over 20% (the
+// four-run rule's last check, bench/RESULTS.md). Every run is a judgement of
 // the held-out seeds: run it once, for a variant that has passed a rule written before its
 // tuning runs (sim/tune.js), and record it in bench/RESULTS.md with how many versions the
 // held-out seeds have judged.
@@ -26,6 +28,11 @@ import { InputError } from '../shared/errors.js';
 
 /** @typedef {import('./family-evaluation.js').WorldRow} WorldRow */
 /** @typedef {{ family: string, seed: number }} World */
+/** @typedef {{ family: string, base: WorldRow, variant: WorldRow }} Pair */
+
+/** A world whose share of windows over the SLO goes from under JUMP_FROM to over JUMP_TO has jumped. */
+const JUMP_FROM = 0.05;
+const JUMP_TO = 0.2;
 
 /**
  * The held-out worlds: `count` of each family, in sim/held-out-seeds.json's order.
@@ -43,29 +50,34 @@ export function heldOutWorlds(count) {
  * @param {Record<string, unknown>} base
  * @param {Record<string, unknown>} variant
  * @param {{ base?: number, variant?: number }} [warmupSeconds]  each one's warm-up, when not the drawn worlds'
- * @returns {Array<{ base: WorldRow, variant: WorldRow }>}
+ * @returns {Pair[]}
  */
 export function judgeWorlds(worlds, base, variant, warmupSeconds = {}) {
   return worlds.map(({ family, seed }) => {
     const first = evaluateWorld(family, seed, { controller: base, warmupSeconds: warmupSeconds.base });
-    return { base: first, variant: evaluateWorld(family, seed, { controller: variant, oracles: first, warmupSeconds: warmupSeconds.variant }) };
+    return { family, base: first, variant: evaluateWorld(family, seed, { controller: variant, oracles: first, warmupSeconds: warmupSeconds.variant }) };
   });
 }
 
 /**
- * The two summaries and how the variant's worlds moved: faster or slower by more than 1%.
- * @param {Array<{ base: WorldRow, variant: WorldRow }>} pairs
+ * The two summaries and how the variant's worlds moved: faster or slower by more than 1%, and
+ * the worlds that jumped from under 5% of their windows over the SLO to over 20%.
+ * @param {Pair[]} pairs
  */
 export function compare(pairs) {
   const line = (/** @type {WorldRow[]} */ rows) => targetValues(summarise(rows));
   let faster = 0;
   let slower = 0;
-  for (const { base, variant } of pairs) {
+  /** @type {string[]} */
+  const jumped = [];
+  for (const { family, base, variant } of pairs) {
+    const [from, to] = [base.adaptive.sloViolationShare, variant.adaptive.sloViolationShare];
+    if (from < JUMP_FROM && to > JUMP_TO) jumped.push(`${family}/${base.seed} ${(100 * from).toFixed(1)}% → ${(100 * to).toFixed(1)}%`);
     if (base.informedRatio === null || variant.informedRatio === null) continue;
     if (variant.informedRatio < 0.99 * base.informedRatio) faster++;
     else if (variant.informedRatio > 1.01 * base.informedRatio) slower++;
   }
-  return { base: line(pairs.map((p) => p.base)), variant: line(pairs.map((p) => p.variant)), worlds: pairs.length, faster, slower };
+  return { base: line(pairs.map((p) => p.base)), variant: line(pairs.map((p) => p.variant)), worlds: pairs.length, faster, slower, jumped };
 }
 
 if (!isMainThread) {
@@ -91,10 +103,10 @@ if (!isMainThread) {
       worker.once('message', resolve);
       worker.once('error', reject);
     })));
-    const result = compare(/** @type {Array<{ base: WorldRow, variant: WorldRow }>} */ (parts.flat()));
+    const result = compare(/** @type {Pair[]} */ (parts.flat()));
     console.log(JSON.stringify({ controller: 'base', options: base, warmupSeconds: warmupSeconds.base ?? null, ...result.base }));
     console.log(JSON.stringify({ controller: 'variant', options: variant, warmupSeconds: warmupSeconds.variant ?? null, ...result.variant }));
-    console.log(JSON.stringify({ worlds: result.worlds, faster: result.faster, slower: result.slower }));
+    console.log(JSON.stringify({ worlds: result.worlds, faster: result.faster, slower: result.slower, jumped: result.jumped }));
   } catch (error) {
     process.stderr.write(`judge: ${/** @type {Error} */ (error).message}\n`);
     const code = /** @type {{ code?: string }} */ (error).code;

@@ -287,14 +287,14 @@ export function createInspectableController(options) {
     const sloRps = o.sloCapacityRatio * capacityRps;
     // The whole and the short campaign read the estimate, not the prior's trial (below).
     const sloEstimateRps = o.sloCapacityRatio * estimateRps;
-    // Once the slowest shape the bank still counts has shown its wake-ups (twice its median
-    // since the campaign's first send; or noiseMarginAfterMs), in a campaign with no window
-    // over, and with a source that reports the request rate, the margin settles further where
-    // the load noise is small against the capacity at the SLO: to noiseMarginZ of its standard
-    // deviations, never under noiseMarginFloor ("A margin sized by the noise", docs/pacing.md).
-    // The noise is the measured one and the Poisson count of the load near the SLO over
-    // noiseMarginPoissonMs (√(λ/τ) requests/s): a window's p95 is set by its busiest seconds,
-    // not by its mean, which on a small gateway is most of the difference.
+    // Once the slowest shape the bank still counts has shown its wake-ups (noiseMarginWaitFactor
+    // × its median since the campaign's first send; or noiseMarginAfterMs), in a campaign with
+    // no window over, and with a source that reports the request rate, the margin settles
+    // further where the load noise is small against the capacity at the SLO: to noiseMarginZ
+    // of its standard deviations, never under noiseMarginFloor ("A margin sized by the noise",
+    // docs/pacing.md). The noise is the measured one and the Poisson count of the load near
+    // the SLO over noiseMarginPoissonMs (√(λ/τ) requests/s): a window's p95 is set by its
+    // busiest seconds, not by its mean, which on a small gateway is most of the difference.
     const age = firstSendAt === null ? 0 : now - firstSendAt;
     const noiseWaitMs = o.noiseMarginAfterMs === null && o.noiseMarginWaitFactor > 0
       ? o.noiseMarginWaitFactor * bank.slowestCountingFactor() * o.openDelayMedianMs

@@ -359,10 +359,11 @@ export function createModelBank(o) {
    * has no median and is left out.
    */
   function slowestCountingFactor() {
+    const noneCounts = models.every((m) => m.z === null);
     let slowest = 0;
     for (const m of models) {
       if (!Number.isFinite(m.member.medianFactor)) continue;
-      if (m.z !== null || models.every((x) => x.z === null)) slowest = Math.max(slowest, m.member.medianFactor);
+      if (noneCounts || m.z !== null) slowest = Math.max(slowest, m.member.medianFactor);
     }
     return slowest;
   }

@@ -40,3 +40,21 @@ test('the judge refuses a run without a variant, and bad options, with exit code
   await assert.rejects(run(process.execPath, [script, '--options', '{"maxrate":7}']), (e) => /** @type {any} */ (e).code === 2 && /maxrate is unknown/.test(/** @type {any} */ (e).stderr));
   await assert.rejects(run(process.execPath, [script, '--options', '{}', '--count', '0']), (e) => /** @type {any} */ (e).code === 2 && /--count must be a whole number/.test(/** @type {any} */ (e).stderr));
 });
+
+test('the judge names the worlds that went from under 5% of their windows over to over 20%', () => {
+  /** @param {number} seed @param {number} share @param {number} seconds */
+  const row = (seed, share, seconds) => /** @type {import('../../sim/family-evaluation.js').WorldRow} */ ({
+    seed, description: '', audience: 1000, eventful: false, runtimeMs: 0, informedRatio: seconds / 100, oracleRatio: seconds / 100,
+    adaptive: { completionSeconds: seconds, sloViolationShare: share, violatedWindows: Math.round(share * 100), evaluatedWindows: 100, gatewayErrors: 0 },
+    oracle: { completionSeconds: 100, sloViolationShare: 0, violatedWindows: 0, evaluatedWindows: 100, gatewayErrors: 0 },
+    informed: { completionSeconds: 100, sloViolationShare: 0, violatedWindows: 0, evaluatedWindows: 100, gatewayErrors: 0 }
+  });
+  const result = compare([
+    { family: 'bimodal', base: row(1, 0.04, 150), variant: row(1, 0.21, 140) },  // jumped
+    { family: 'pareto', base: row(2, 0.05, 150), variant: row(2, 0.5, 150) },    // was not under 5%
+    { family: 'lognormal', base: row(3, 0, 150), variant: row(3, 0.2, 200) }     // not over 20%
+  ]);
+  assert.deepEqual(result.jumped, ['bimodal/1 4.0% → 21.0%']);
+  assert.equal(result.faster, 1);
+  assert.equal(result.slower, 1);
+});
