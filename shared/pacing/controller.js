@@ -95,6 +95,8 @@ export function createInspectableController(options) {
   const setpointMs = o.setpointRatio * o.sloP95Ms;
   /** The margin a campaign's plan settles to: never wider than sloMargin ("A margin that settles"). */
   const settledMargin = Math.min(o.settledMargin ?? o.sloMargin, o.sloMargin);
+  /** One open delay: a cut holds this long; after a crossing the capacity estimate returns to the edge over as long (capacityEdgeRestoreMs null). */
+  const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const capacity = createCapacityEstimator({
     capacityRps: o.capacityRps,
     setpointMs,
@@ -110,6 +112,7 @@ export function createInspectableController(options) {
     sloCapacityRatio: o.sloCapacityRatio,
     edgeRelax: o.capacityEdgeRelax,
     edgeProbeWindows: o.capacityEdgeProbeWindows,
+    edgeRestoreWindows: Math.round((o.capacityEdgeRestoreMs ?? holdMs) / o.metricsWindowMs),
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
@@ -117,7 +120,6 @@ export function createInspectableController(options) {
     windowMs: o.metricsWindowMs
   });
   const misses = createMissFeedback(o);
-  const holdMs = o.cutHoldMs ?? medianRequestDelayMs(bank.nominalMassPerSecond);
   const safeRate = Math.min(o.maxRate, Math.max(o.minRate, o.safeRate));
   /** With noiseMarginWaitFactor 0, when the margin may settle to the noise: once the slowest openers the bank allows have shown their wake-ups. */
   const fixedNoiseWaitMs = o.noiseMarginAfterMs ?? Math.max(NOISE_MARGIN_AFTER_MS, 2 * Math.max(1, o.slowOpenerFactor) ** 2 * o.openDelayMedianMs);
