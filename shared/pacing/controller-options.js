@@ -53,7 +53,7 @@ import { InputError } from '../errors.js';
  * @property {number} capacityActiveShare  load above this share of the estimate makes its latency evidence for raising it
  * @property {number} capacityEdgeRelax  relative rise per metrics window of the edge a crossing of the SLO sets on the capacity estimate, just after the crossing
  * @property {number} capacityEdgeProbeWindows  that rise grows as (1 + n / this)² with the windows n since the crossing
- * @property {number | null} capacityEdgeRestoreMs  after the run over the SLO that set the edge, the capacity estimate returns to just under the edge over this long of windows under the setpoint (0: off, it climbs at capacityRiseLimit; null: one open delay, as cutHoldMs)
+ * @property {number | null} capacityEdgeRestoreMs  after the run over the SLO that set the edge, a capacity estimate the fit took under 0.7 of the run's floor returns to that floor over this long of windows under the setpoint (0: off, it climbs at capacityRiseLimit; null: one open delay, as cutHoldMs)
  * @property {number} capacityTrialShare  the share of the prior capacityRps the plan may fill before the gateway has shown it (1: the whole prior at once, no trial)
  * @property {number} capacityTrialGrowth during the trial, each window under the setpoint lets the plan fill this multiple of the load it showed
  * @property {number} baseLoadRps  with a latency-only source, the least the users' own traffic sends through the gateway, requests/s (0: not known): the curve reads its floor as this load
@@ -137,7 +137,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityActiveShare: 0.9,
   capacityEdgeRelax: 0.0003,
   capacityEdgeProbeWindows: 360,
-  capacityEdgeRestoreMs: 0,
+  capacityEdgeRestoreMs: null,
   capacityTrialShare: 0.5,
   capacityTrialGrowth: 1.5,
   capacityEnvelopeMs: 60_000,

@@ -1378,3 +1378,42 @@ test('with the capacity prior on trial, a campaign\'s first plan on an idle gate
   // Room of 500 - 300 against 1000 - 300 requests/s: under a third of the untried plan's rate.
   assert.ok(tried.rate > 0 && tried.rate < 0.35 * whole.rate, `tried ${tried.rate}, untried ${whole.rate}`);
 });
+
+test('after a crossing\'s run, a deep drop of the capacity estimate returns to just under the edge over the restore\'s windows; a shallow one climbs as before', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  // 90 ms up to 960 requests/s, then a queue whose p95 rises by `steep` ms per request/s.
+  const cliffAt = (/** @type {number} */ steep) => (/** @type {number} */ rps) => (rps < 960 ? 90 : 90 + steep * (rps - 950));
+  const options = { capacityRps: 1000, setpointMs: 100, sloMs: 125, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, sloCapacityRatio: 1, edgeRelax: 0.0003, edgeProbeWindows: 360 };
+  /** Loaded windows up to the cliff, a run of six windows over the SLO at the crossing's load, then `after` quiet windows: the estimate at the run's end and after. */
+  const crossing = (/** @type {number} */ steep, /** @type {number} */ edgeRestoreWindows, /** @type {number[]} */ after) => {
+    const cliff = cliffAt(steep);
+    const c = createCapacityEstimator({ ...options, edgeRestoreWindows });
+    for (let i = 0; i < 10; i++) c.update({ rps: 500, p95Ms: cliff(500) });
+    while (cliff(0.93 * c.capacity) < options.sloMs) c.update({ rps: 0.93 * c.capacity, p95Ms: cliff(0.93 * c.capacity) });
+    const y = 0.93 * c.capacity;
+    for (let i = 0; i < 6; i++) c.update({ rps: y, p95Ms: cliff(y) });
+    const end = c.capacity;
+    const path = after.map((p95Ms) => { c.update({ rps: 0.5 * c.capacity, p95Ms }); return c.capacity; });
+    return { y, end, path };
+  };
+  const quiet = Array(12).fill(90);
+  // A steep cliff: the two-point fit reads the run through a single queue's curve, 40% under
+  // the edge. Restored, the estimate is back at the run's floor (95% of the crossing's load)
+  // after 12 quiet windows; climbing at riseLimit it is still a quarter under.
+  const deep = crossing(40, 12, quiet);
+  const climb = crossing(40, 0, quiet);
+  assert.ok(deep.end < 0.7 * 0.95 * deep.y, `a deep drop: ${deep.end} after a crossing at ${deep.y}`);
+  assert.ok(Math.abs(/** @type {number} */ (deep.path.at(-1)) - 0.95 * deep.y) < 0.01 * deep.y, `restored to ${deep.path.at(-1)}`);
+  assert.ok(/** @type {number} */ (climb.path.at(-1)) < 0.8 * 0.95 * climb.y, `climbing: ${climb.path.at(-1)}`);
+  // Half-way, half the way back: a straight line over the restore's windows.
+  assert.ok(Math.abs(deep.path[5] - (deep.end + (6 / 12) * (0.95 * deep.y - deep.end))) < 0.01 * deep.y, `after 6 windows: ${deep.path[5]}`);
+  // A window between the setpoint and the SLO adds no step; one over the SLO ends the way back.
+  const paused = crossing(40, 12, [90, 90, 110, 90, 130, ...quiet]);
+  assert.ok(paused.path[2] <= paused.path[1], 'no step at 110 ms');
+  assert.ok(/** @type {number} */ (paused.path.at(-1)) < 0.9 * 0.95 * paused.y, `ended by the window over: ${paused.path.at(-1)}`);
+  // A gentle slope: the fit takes a quarter off, the backoff the wake-ups in flight need where
+  // the load's prediction, not the estimate, was short. No restore: the same path as without.
+  const shallow = crossing(2, 12, quiet);
+  assert.ok(shallow.end > 0.7 * 0.95 * shallow.y && shallow.end < 0.9 * shallow.y, `a shallow drop: ${shallow.end} after ${shallow.y}`);
+  assert.deepEqual(shallow.path, crossing(2, 0, quiet).path);
+});
