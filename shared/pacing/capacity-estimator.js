@@ -43,7 +43,7 @@
  * @param {number} [options.sloCapacityRatio]  the capacity at the SLO over the capacity at the setpoint, from the load test (1: not known)
  * @param {number} [options.edgeRelax]  relative rise per window of the edge a crossing of the SLO sets, just after it (see learnEdge)
  * @param {number} [options.edgeProbeWindows]  that rise grows as (1 + n / edgeProbeWindows)² with the windows n since the crossing
- * @param {number} [options.edgeRestoreWindows]  after the crossing's run, the estimate returns to just under the edge over this many windows under the setpoint (0: off; see restoreEdge)
+ * @param {number} [options.edgeRestoreWindows]  after the crossing's run, an estimate the fit took under RESTORE_DEPTH of the run's floor returns to that floor over this many windows under the setpoint (0: off; see restoreEdge)
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
