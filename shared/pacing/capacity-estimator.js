@@ -115,8 +115,7 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * One metrics window. `rps` null: the source sees latency only (an active probe); the
    * window then moves the base latency but says nothing about the capacity, which needs the
    * load the latency was seen at.
-   * `trialGrowth` overrides the configured growth for this window's step of the trial.
-   * @param {{ rps: number | null, p95Ms: number, trialGrowth?: number }} window
+   * @param {{ rps: number | null, p95Ms: number }} window
    */
   function update(window) {
     follow(window);
@@ -128,19 +127,19 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
 
   /**
    * The estimate's step for one window.
-   * @param {{ rps: number | null, p95Ms: number, trialGrowth?: number }} window
+   * @param {{ rps: number | null, p95Ms: number }} window
    */
-  function follow({ rps, p95Ms, trialGrowth: growth = trialGrowth }) {
+  function follow({ rps, p95Ms }) {
     if (!(p95Ms > 0)) return;
     measureNoise(p95Ms);
     if (rps === null) {
       learnBase(p95Ms, 0, BASE_REQUESTS);
-      followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms, growth);
+      followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms);
       return;
     }
     if (!(rps >= 0)) return;
     learnBase(p95Ms, rps, windowMs === undefined ? BASE_REQUESTS : rps * windowMs / 1000);
-    if (followTrial(rps, p95Ms, growth)) capacity = Math.min(capacity, rps);
+    if (followTrial(rps, p95Ms)) capacity = Math.min(capacity, rps);
     // Until the base is measured over enough requests there is no curve to fit: a window
     // under the setpoint says nothing of the capacity, one over it reads as its load scaled
     // to the setpoint (the one-point form with no fixed latency).
@@ -222,17 +221,16 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * which the estimate follows as it always does; the trial goes on, without growing.
    * @param {number} load  the window's total load (read off the curve for a latency-only source)
    * @param {number} p95Ms
-   * @param {number} growth  this window's multiple (trialGrowth, unless the controller says otherwise)
    * @returns {boolean} the trial ended at a crossing of the setpoint
    */
-  function followTrial(load, p95Ms, growth) {
+  function followTrial(load, p95Ms) {
     if (trial === Infinity) return false;
     if (p95Ms >= setpointMs) {
       if (load < trialShare * capacityRps) return false;
       trial = Infinity;
       return true;
     }
-    trial = Math.max(trial, growth * load);
+    trial = Math.max(trial, trialGrowth * load);
     if (trial >= capacity) trial = Infinity;
     return false;
   }

@@ -56,7 +56,6 @@ import { InputError } from '../errors.js';
  * @property {number | null} capacityEdgeRestoreMs  after the run over the SLO that set the edge, a capacity estimate the fit took under 0.7 of the run's floor returns to that floor over this long of windows under the setpoint (0: off, it climbs at capacityRiseLimit; null: one open delay, as cutHoldMs)
  * @property {number} capacityTrialShare  the share of the prior capacityRps the plan may fill before the gateway has shown it (1: the whole prior at once, no trial)
  * @property {number} capacityTrialGrowth during the trial, each window under the setpoint lets the plan fill this multiple of the load it showed
- * @property {number | null} capacityTrialLearnedGrowth  the trial's growth once every bank member that counts knows requests per send to within half the prior's deviation (null: off, capacityTrialGrowth throughout)
  * @property {number} baseLoadRps  with a latency-only source, the least the users' own traffic sends through the gateway, requests/s (0: not known): the curve reads its floor as this load
  * @property {number} capacityEnvelopeMs  on a gateway whose p95 jumps between windows, the plan fills the lowest capacity estimate of this long, in whole windows (0: off)
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
@@ -141,7 +140,6 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEdgeRestoreMs: null,
   capacityTrialShare: 0.5,
   capacityTrialGrowth: 1.5,
-  capacityTrialLearnedGrowth: null,
   capacityEnvelopeMs: 60_000,
   baseLoadRps: 0,
   sloCapacityRatio: 1,
@@ -181,7 +179,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 });
 
 /** Options that may be null. */
-const NULLABLE = new Set(['settledMargin', 'noiseMarginAfterMs', 'cutHoldMs', 'baseLatencyMs', 'responseConfidence', 'capacityEdgeRestoreMs', 'capacityTrialLearnedGrowth']);
+const NULLABLE = new Set(['settledMargin', 'noiseMarginAfterMs', 'cutHoldMs', 'baseLatencyMs', 'responseConfidence', 'capacityEdgeRestoreMs']);
 
 /**
  * The rules every single option obeys: a known name, and a finite number ≥ 0 (or null where
@@ -220,7 +218,6 @@ export function resolveControllerOptions(options = {}) {
   if (o.reserveShare > 1) throw new InputError(`controller option reserveShare must be ≤ 1 (a share of the steady rate), got ${o.reserveShare}`);
   if (o.capacityTrialShare > 1) throw new InputError(`controller option capacityTrialShare must be ≤ 1 (a share of capacityRps), got ${o.capacityTrialShare}`);
   if (o.capacityTrialGrowth <= 1) throw new InputError(`controller option capacityTrialGrowth must be > 1, got ${o.capacityTrialGrowth}`);
-  if (o.capacityTrialLearnedGrowth !== null && !(o.capacityTrialLearnedGrowth > 1)) throw new InputError(`controller option capacityTrialLearnedGrowth must be > 1 or null, got ${o.capacityTrialLearnedGrowth}`);
   if (o.coldStartShare > 1) throw new InputError(`controller option coldStartShare must be ≤ 1 (a share of capacityRps), got ${o.coldStartShare}`);
   if (o.missShare >= 1) throw new InputError(`controller option missShare must be < 1 (a share of the metrics windows), got ${o.missShare}`);
   if (o.missStep >= 1) throw new InputError(`controller option missStep must be < 1 (a relative cut), got ${o.missStep}`);

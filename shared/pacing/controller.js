@@ -20,8 +20,6 @@ import { createMissFeedback } from './miss-feedback.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
-/** The trial steps at capacityTrialLearnedGrowth once the bank's widest gain deviation is this share of the prior's. */
-const LEARNED_GAIN_SHARE = 0.5;
 /** The least fixed wait before the margin settles to the noise (noiseMarginAfterMs null, noiseMarginWaitFactor 0): tuned on the default prior, whose slowest openers' median is 810 s. */
 const NOISE_MARGIN_AFTER_MS = 1_800_000;
 
@@ -226,13 +224,7 @@ export function createInspectableController(options) {
     if (gateway) {
       const windowEnd = now - o.metricsLagMs;
       latencyOnly = gateway.rps === null;
-      // The prior's trial is the net under the bank's early misreadings (a member that reads a
-      // gain near 0 from the first wake-ups): with capacityTrialLearnedGrowth set it steps
-      // faster once every member that counts knows requests per send to within LEARNED_GAIN_SHARE
-      // of the prior's deviation ("The trial's growth, measured", docs/pacing.md).
-      const learned = o.capacityTrialLearnedGrowth !== null && startPrior !== null &&
-        bank.widestCountingGainSd() <= LEARNED_GAIN_SHARE * startPrior.requestsPerSendSd;
-      capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms, trialGrowth: learned ? /** @type {number} */ (o.capacityTrialLearnedGrowth) : o.capacityTrialGrowth });
+      capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms });
       misses.observe(gateway.p95Ms > o.sloP95Ms);
       // A saturated gateway's request counter shows its throughput, not the demand: the
       // window says the load was at least that much (censored). Not once the demand has
