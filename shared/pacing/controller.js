@@ -115,6 +115,7 @@ export function createInspectableController(options) {
     edgeRestoreWindows: Math.round((o.capacityEdgeRestoreMs ?? holdMs) / o.metricsWindowMs),
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
+    trialHoldShare: o.capacityTrialHoldShare ?? Infinity,
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
     windowMs: o.metricsWindowMs
