@@ -116,6 +116,7 @@ export function createInspectableController(options) {
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
     trialHoldShare: o.capacityTrialHoldShare ?? Infinity,
+    trialHoldWindows: Math.round(holdMs / o.metricsWindowMs),
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
     windowMs: o.metricsWindowMs
