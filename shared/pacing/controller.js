@@ -115,8 +115,6 @@ export function createInspectableController(options) {
     edgeRestoreWindows: Math.round((o.capacityEdgeRestoreMs ?? holdMs) / o.metricsWindowMs),
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
-    trialHoldShare: o.capacityTrialHoldShare ?? Infinity,
-    trialHoldWindows: Math.round(holdMs / o.metricsWindowMs),
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
     windowMs: o.metricsWindowMs
