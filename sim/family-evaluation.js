@@ -133,8 +133,19 @@ function runStrategy(scenario, strategy) {
 }
 
 /**
+ * A world where the adaptive strategy caused gateway errors that the informed oracle avoided:
+ * issue #11's targets count it as a failure whatever its time.
+ * @param {WorldRow} row
+ */
+export function isErrorWorld(row) {
+  return row.adaptive.gatewayErrors > 0 && row.informed.gatewayErrors === 0;
+}
+
+/**
  * The distribution over worlds. A ratio of null (the adaptive strategy did not finish
- * within maxSeconds) counts as infinitely slow in the quantiles, which then read null.
+ * within maxSeconds) counts as infinitely slow in the quantiles, which then read null. So
+ * does an error world's informed ratio: a campaign that floods the gateway and ends early
+ * must not read as faster than one that holds back (decided in session 68, bench/RESULTS.md).
  * Window shares pool the windows of the worlds in a class.
  * @param {WorldRow[]} allRows
  */
@@ -151,12 +162,12 @@ export function summarise(allRows) {
     worlds: rows.length,
     oracleFailures: allRows.length - rows.length,
     notFinished: rows.filter((r) => r.adaptive.completionSeconds === null).length,
-    informedRatio: distribution(rows.map((r) => r.informedRatio ?? Infinity)),
+    informedRatio: distribution(rows.map((r) => (isErrorWorld(r) ? Infinity : r.informedRatio ?? Infinity))),
     oracleRatio: distribution(rows.map((r) => r.oracleRatio ?? Infinity)),
     informedVsOracle: distribution(rows.map((r) => (r.informed.completionSeconds && r.oracle.completionSeconds ? r.informed.completionSeconds / r.oracle.completionSeconds : Infinity))),
     quiet: { worlds: quiet.length, adaptiveShare: pooled(quiet, 'adaptive'), informedShare: pooled(quiet, 'informed'), worldsOver: quiet.filter((r) => r.adaptive.sloViolationShare > HOLDOUT_TARGETS.quietViolationShare).length },
     eventful: { worlds: eventful.length, adaptiveShare: pooled(eventful, 'adaptive'), informedShare: pooled(eventful, 'informed'), oracleShare: pooled(eventful, 'oracle'), points: 100 * (pooled(eventful, 'adaptive') - pooled(eventful, 'informed')) },
-    errorWorlds: rows.filter((r) => r.adaptive.gatewayErrors > 0 && r.informed.gatewayErrors === 0).length
+    errorWorlds: rows.filter(isErrorWorld).length
   };
   return summary;
 }

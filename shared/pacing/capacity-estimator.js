@@ -46,14 +46,18 @@
  * @param {number} [options.edgeRestoreWindows]  after the crossing's run, an estimate the fit took under RESTORE_DEPTH of the run's floor returns to that floor over this many windows under the setpoint (0: off; see restoreEdge)
  * @param {number} [options.trialShare]  the share of the prior the plan may fill before the gateway has shown it (1: no trial; see followTrial)
  * @param {number} [options.trialGrowth] during the trial, a window under the setpoint lets the plan fill this multiple of its load
+ * @param {number} [options.trialHoldShare] during a latency-only source's trial, a window whose p95 is this share of the way from the base latency to the setpoint holds the trial (Infinity: never; see followTrial)
+ * @param {number} [options.trialHoldWindows] while held, the trial grows at most once in this many windows
  * @param {number} [options.baseLoadRps]  a latency-only reading at the base latency is at least this load (the users' own; see loadAtLatency)
  * @param {number} [options.envelopeWindows]  on a jumpy gateway the plan fills the lowest estimate of this many windows (0: off; see lowest)
  * @param {number} [options.windowMs]  the metrics window: a window's requests are its rate × this (undefined: every window counts as measured over enough requests; see learnBase)
  */
-export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, edgeRestoreWindows = 0, trialShare = 1, trialGrowth = 1.5, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
+export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLatencyMs, riseLimit, dropLimit, riseGain, dropGain, activeShare, saturationRatio, latencyNoise, sloCapacityRatio = 1, edgeRelax = 0, edgeProbeWindows = Infinity, edgeRestoreWindows = 0, trialShare = 1, trialGrowth = 1.5, trialHoldShare = Infinity, trialHoldWindows = Infinity, envelopeWindows = 0, baseLoadRps = 0, windowMs }) {
   let capacity = capacityRps;
   /** How much of the estimate the plan may fill while the prior is untried (Infinity: tried; see followTrial). */
   let trial = trialShare < 1 ? trialShare * capacityRps : Infinity;
+  /** Windows since the trial last grew, or started (see followTrial). */
+  let sinceGrowth = 0;
   /** Where the gateway's edge is, as the last crossing of the SLO the estimate allowed put it (see learnEdge): the estimate stays under it. */
   let edge = Infinity;
   /** Windows since the edge was set: the longer, the faster it relaxes. */
@@ -115,7 +119,9 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * One metrics window. `rps` null: the source sees latency only (an active probe); the
    * window then moves the base latency but says nothing about the capacity, which needs the
    * load the latency was seen at.
-   * @param {{ rps: number | null, p95Ms: number }} window
+   * `holdable` false: the trial is not held this window (the controller's wake-up model
+   * already knows the gain; see followTrial).
+   * @param {{ rps: number | null, p95Ms: number, holdable?: boolean }} window
    */
   function update(window) {
     follow(window);
@@ -127,19 +133,19 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
 
   /**
    * The estimate's step for one window.
-   * @param {{ rps: number | null, p95Ms: number }} window
+   * @param {{ rps: number | null, p95Ms: number, holdable?: boolean }} window
    */
-  function follow({ rps, p95Ms }) {
+  function follow({ rps, p95Ms, holdable = true }) {
     if (!(p95Ms > 0)) return;
     measureNoise(p95Ms);
     if (rps === null) {
       learnBase(p95Ms, 0, BASE_REQUESTS);
-      followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms);
+      followTrial(loadAtLatency(p95Ms, 2 * sloMs).rps, p95Ms, holdable);
       return;
     }
     if (!(rps >= 0)) return;
     learnBase(p95Ms, rps, windowMs === undefined ? BASE_REQUESTS : rps * windowMs / 1000);
-    if (followTrial(rps, p95Ms)) capacity = Math.min(capacity, rps);
+    if (followTrial(rps, p95Ms, false)) capacity = Math.min(capacity, rps);
     // Until the base is measured over enough requests there is no curve to fit: a window
     // under the setpoint says nothing of the capacity, one over it reads as its load scaled
     // to the setpoint (the one-point form with no fixed latency).
@@ -219,17 +225,35 @@ export function createCapacityEstimator({ capacityRps, setpointMs, sloMs, baseLa
    * load is read off the curve, which at the setpoint reads the estimate, so for it the trial
    * only ends). A crossing at a lower load is a slow spell, or a capacity far under the prior,
    * which the estimate follows as it always does; the trial goes on, without growing.
+   *
+   * A latency-only source's load is read off a curve whose capacity is the prior on trial,
+   * while the wake-up model treats the same reading near the base latency as nearly
+   * uninformative. On a gateway whose p95 is flat until a cliff, the reading rises fastest
+   * just before the cliff, and the trial grew fastest there: in a tuning world whose users
+   * sent 7 × the prior's requests per send, the p95 went 110 → 113 → 117 ms under a 120-ms
+   * setpoint and the trial grew from 1,217 to the whole 1,953 within a minute, the plan sent
+   * 1,415/s, and the wake-ups flooded the gateway (docs/pacing.md, "The trial's hold").
+   * As TCP's HyStart leaves slow start when the delay rises, a window whose p95 is
+   * trialHoldShare of the way from the base to the setpoint lets the trial grow at most once
+   * in trialHoldWindows (one open delay: the wake-ups of what the last step let through have
+   * then shown), as congestion avoidance grows once a round trip. Held for good instead,
+   * campaigns whose p95 sat a little off the base at the trial's fill never ended it (5-6
+   * more unfinished a tuning run; docs/pacing.md "The trial's hold").
    * @param {number} load  the window's total load (read off the curve for a latency-only source)
    * @param {number} p95Ms
+   * @param {boolean} latencyOnly  the load was read off the curve
    * @returns {boolean} the trial ended at a crossing of the setpoint
    */
-  function followTrial(load, p95Ms) {
+  function followTrial(load, p95Ms, latencyOnly) {
     if (trial === Infinity) return false;
     if (p95Ms >= setpointMs) {
       if (load < trialShare * capacityRps) return false;
       trial = Infinity;
       return true;
     }
+    sinceGrowth += 1;
+    if (latencyOnly && sinceGrowth < trialHoldWindows && base !== null && p95Ms > base + trialHoldShare * (setpointMs - base)) return false;
+    if (trialGrowth * load > trial) sinceGrowth = 0;
     trial = Math.max(trial, trialGrowth * load);
     if (trial >= capacity) trial = Infinity;
     return false;

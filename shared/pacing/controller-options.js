@@ -56,6 +56,7 @@ import { InputError } from '../errors.js';
  * @property {number | null} capacityEdgeRestoreMs  after the run over the SLO that set the edge, a capacity estimate the fit took under 0.7 of the run's floor returns to that floor over this long of windows under the setpoint (0: off, it climbs at capacityRiseLimit; null: one open delay, as cutHoldMs)
  * @property {number} capacityTrialShare  the share of the prior capacityRps the plan may fill before the gateway has shown it (1: the whole prior at once, no trial)
  * @property {number} capacityTrialGrowth during the trial, each window under the setpoint lets the plan fill this multiple of the load it showed
+ * @property {number | null} capacityTrialHoldShare  with a latency-only source, a window whose p95 is this share of the way from the base latency to the setpoint lets the trial grow at most once an open delay, as TCP's HyStart leaves slow start when the delay rises (null: off)
  * @property {number} baseLoadRps  with a latency-only source, the least the users' own traffic sends through the gateway, requests/s (0: not known): the curve reads its floor as this load
  * @property {number} capacityEnvelopeMs  on a gateway whose p95 jumps between windows, the plan fills the lowest capacity estimate of this long, in whole windows (0: off)
  * @property {number} sloCapacityRatio  the gateway's capacity at the SLO p95 over its capacity at the setpoint (capacityRps), from the same load test (≥ 1; 1: not known). Above 1, a campaign not yet started whose whole wake-up load fits under the capacity at the SLO goes out at once, and the plan keeps at most sloMargin of the capacity at the SLO free
@@ -140,6 +141,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEdgeRestoreMs: null,
   capacityTrialShare: 0.5,
   capacityTrialGrowth: 1.5,
+  capacityTrialHoldShare: null,
   capacityEnvelopeMs: 60_000,
   baseLoadRps: 0,
   sloCapacityRatio: 1,
@@ -179,7 +181,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
 });
 
 /** Options that may be null. */
-const NULLABLE = new Set(['settledMargin', 'noiseMarginAfterMs', 'cutHoldMs', 'baseLatencyMs', 'responseConfidence', 'capacityEdgeRestoreMs']);
+const NULLABLE = new Set(['settledMargin', 'noiseMarginAfterMs', 'cutHoldMs', 'baseLatencyMs', 'responseConfidence', 'capacityEdgeRestoreMs', 'capacityTrialHoldShare']);
 
 /**
  * The rules every single option obeys: a known name, and a finite number ≥ 0 (or null where

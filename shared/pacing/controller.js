@@ -20,6 +20,8 @@ import { createMissFeedback } from './miss-feedback.js';
 
 /** @typedef {import('./controller-options.js').ControllerOptions} ControllerOptions */
 
+/** The trial's hold stops once the bank's widest gain deviation is this share of the prior's. */
+const HOLD_GAIN_SHARE = 0.75;
 /** The least fixed wait before the margin settles to the noise (noiseMarginAfterMs null, noiseMarginWaitFactor 0): tuned on the default prior, whose slowest openers' median is 810 s. */
 const NOISE_MARGIN_AFTER_MS = 1_800_000;
 
@@ -115,6 +117,8 @@ export function createInspectableController(options) {
     edgeRestoreWindows: Math.round((o.capacityEdgeRestoreMs ?? holdMs) / o.metricsWindowMs),
     trialShare: o.capacityTrialShare,
     trialGrowth: o.capacityTrialGrowth,
+    trialHoldShare: o.capacityTrialHoldShare ?? Infinity,
+    trialHoldWindows: Math.round(holdMs / o.metricsWindowMs),
     envelopeWindows: Math.round(o.capacityEnvelopeMs / o.metricsWindowMs),
     baseLoadRps: o.baseLoadRps,
     windowMs: o.metricsWindowMs
@@ -224,7 +228,11 @@ export function createInspectableController(options) {
     if (gateway) {
       const windowEnd = now - o.metricsLagMs;
       latencyOnly = gateway.rps === null;
-      capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms });
+      // The trial's hold guards the prior's gain while the bank has not learned better: once
+      // every member that counts knows requests per send to within HOLD_GAIN_SHARE of the
+      // prior's deviation, the wake-ups it plans for are the measured ones (candidates TH5, TH6).
+      const holdable = startPrior === null || bank.widestCountingGainSd() > HOLD_GAIN_SHARE * startPrior.requestsPerSendSd;
+      capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms, holdable });
       misses.observe(gateway.p95Ms > o.sloP95Ms);
       // A saturated gateway's request counter shows its throughput, not the demand: the
       // window says the load was at least that much (censored). Not once the demand has

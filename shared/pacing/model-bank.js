@@ -368,6 +368,17 @@ export function createModelBank(o) {
     return slowest;
   }
 
+  /**
+   * The widest deviation of requests per send among the members that counted in the last plan
+   * (every member before any plan): how well the bank knows the gain, at its least sure.
+   */
+  function widestCountingGainSd() {
+    const noneCounts = models.every((m) => m.z === null);
+    let widest = 0;
+    for (const m of models) if (noneCounts || m.z !== null) widest = Math.max(widest, Math.sqrt(m.member.estimate().paa));
+    return widest;
+  }
+
   /** The most likely member (the prior's shape until the data say otherwise). */
   function best() {
     let top = nominalModel;
@@ -383,6 +394,7 @@ export function createModelBank(o) {
     shortCampaignRate,
     best,
     slowestCountingFactor,
+    widestCountingGainSd,
     coldStartLoad,
     /** The configured shape's wake-up mass per second (for the cut hold: one open delay). */
     nominalMassPerSecond: nominal.massPerSecond,

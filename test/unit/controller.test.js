@@ -1327,6 +1327,28 @@ test('an untried capacity prior is tried in steps: the plan fills trialShare of 
   assert.equal(probe.planned, 35, `at the setpoint: ${probe.planned}`);
 });
 
+test('with trialHoldShare, a latency-only trial whose p95 has left the base by that share of the way to the setpoint grows at most once in trialHoldWindows; the setpoint still ends it', async () => {
+  const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
+  const options = { capacityRps: 35, setpointMs: 300, sloMs: 500, baseLatencyMs: 20, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, trialShare: 0.5, trialGrowth: 1.5 };
+  /** The trial after each latency-only window at these p95s. @param {number} hold @param {number} holdWindows @param {number[]} p95s @param {boolean} [holdable] */
+  const trials = (hold, holdWindows, p95s, holdable = true) => {
+    const c = createCapacityEstimator({ ...options, trialHoldShare: hold, trialHoldWindows: holdWindows });
+    return p95s.map((p95Ms) => {
+      c.update({ rps: null, p95Ms, holdable });
+      const t = c.snapshot().capacityTrial;
+      return Number.isFinite(t) ? Math.round(t * 100) / 100 : t;
+    });
+  };
+  // 200 ms is under the 300-ms setpoint, but 64% of the way from the 20-ms base to it.
+  assert.equal(trials(Infinity, 3, [25, 200]).at(-1), Infinity, 'without the hold the curve\'s reading near the knee ends the trial');
+  assert.equal(trials(0.1, Infinity, [25, 200, 200, 200]).at(-1), 17.5, 'held without end, it stays at its start');
+  assert.equal(trials(0.1, Infinity, [25, 200], false).at(-1), Infinity, 'windows the controller marks not holdable (the gain known) grow it as without the hold');
+  assert.equal(trials(0.1, Infinity, [25, 200, 310]).at(-1), Infinity, 'a crossing of the setpoint ends it');
+  // 80 ms is 21% of the way: held, it grows once every third window from the trial's start.
+  assert.deepEqual(trials(0.1, 3, [25, 80, 80, 80, 80, 80, 80]), [17.5, 17.5, 32.59, 32.59, 32.59, 32.59, 32.59]);
+  assert.deepEqual(trials(0.1, 3, [25, 60, 60, 60, 80, 80, 80]), [17.5, 17.5, 26.25, 26.25, 26.25, 32.59, 32.59]);
+});
+
 test('on a gateway whose p95 jumps between windows the plan fills the lowest estimate of the last envelopeWindows windows; on a steady one, the estimate', async () => {
   const { createCapacityEstimator } = await import('../../shared/pacing/capacity-estimator.js');
   const options = { capacityRps: 35, setpointMs: 300, sloMs: 500, baseLatencyMs: null, riseLimit: 0.02, dropLimit: 0.4, riseGain: 0.1, dropGain: 0.1, activeShare: 0.9, saturationRatio: 1.2, latencyNoise: 0.15, envelopeWindows: 5 };
