@@ -141,7 +141,7 @@ export const CONTROLLER_DEFAULTS = Object.freeze({
   capacityEdgeRestoreMs: null,
   capacityTrialShare: 0.5,
   capacityTrialGrowth: 1.5,
-  capacityTrialHoldShare: null,
+  capacityTrialHoldShare: 0.25,
   capacityEnvelopeMs: 60_000,
   baseLoadRps: 0,
   sloCapacityRatio: 1,
