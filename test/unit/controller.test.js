@@ -4,6 +4,7 @@ import { createController, createInspectableController } from '../../shared/paci
 import { CONTROLLER_DEFAULTS, resolveControllerOptions } from '../../shared/pacing/controller-options.js';
 import { binKernel, predictLoad, requestTimeMassPerSecond } from '../../shared/pacing/wake-up-model.js';
 import { createModelBank } from '../../shared/pacing/model-bank.js';
+import { priorGain } from '../../shared/pacing/bank-members.js';
 import { lossGuardRate } from '../../shared/pacing/loss-guard.js';
 import { mulberry32 } from '../../shared/seeded-random.js';
 
@@ -376,6 +377,23 @@ test('the model bank: shapes the data cannot tell apart all plan at full caution
   bold.observe({ rps: 400, windowStartMs: -10_000, windowEndMs: 0, dtMs: 10_000 });
   const rate = bold.plan({ nowMs: 10_000, capacityRps: 1000, intervalMs: 10_000 });
   assert.ok(Number.isFinite(rate) && rate < CONTROLLER_DEFAULTS.maxRate, `rate ${rate}`);
+});
+
+test('widestCountingGainSd: the prior\'s deviation before any data; well under three quarters of it once the wake-ups have shown the gain (the trial\'s hold stops there)', () => {
+  const o = resolveControllerOptions({});
+  const bank = createModelBank(o);
+  const prior = priorGain(o).requestsPerSendSd;
+  assert.ok(Math.abs(bank.widestCountingGainSd() - prior) < 1e-9, `before any data: ${bank.widestCountingGainSd()} against the prior's ${prior}`);
+  let now = 0;
+  for (let k = 0; k < 30; k++) {
+    now += 10_000;
+    bank.record(now, now - 10_000, now, 0);
+    bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
+  }
+  bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+  assert.ok(bank.widestCountingGainSd() > 0.75 * prior, `no sends yet, the gain still unknown: ${bank.widestCountingGainSd()}`);
+  burstThrough(bank, now, 90);
+  assert.ok(bank.widestCountingGainSd() < 0.5 * prior, `after 15 minutes of wake-ups: ${bank.widestCountingGainSd()} against the prior's ${prior}`);
 });
 
 test('likelihoodWeight: one window counts for that share of an independent observation in the shape likelihoods, and the estimates do not change', () => {
