@@ -351,18 +351,28 @@ function burstThrough(bank, start, windows) {
   bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
 }
 
-test('the model bank: shapes the data cannot tell apart all plan at full caution; one the data rule out stops counting', () => {
-  const o = resolveControllerOptions({});
-  const bank = createModelBank(o);
-  const z = () => bank.snapshot().members.map((m) => m.z);
-  // The idle gateway for 5 minutes: every member plans at z = confidence.
+/**
+ * The idle gateway (400 requests/s, no sends) for `windows` 10-s windows from 0, then a plan.
+ * @param {ReturnType<typeof createModelBank>} bank @param {number} windows
+ * @returns {number} the time at the end
+ */
+function idleThrough(bank, windows) {
   let now = 0;
-  for (let k = 0; k < 30; k++) {
+  for (let k = 0; k < windows; k++) {
     now += 10_000;
     bank.record(now, now - 10_000, now, 0);
     bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
   }
   bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+  return now;
+}
+
+test('the model bank: shapes the data cannot tell apart all plan at full caution; one the data rule out stops counting', () => {
+  const o = resolveControllerOptions({});
+  const bank = createModelBank(o);
+  const z = () => bank.snapshot().members.map((m) => m.z);
+  // The idle gateway for 5 minutes: every member plans at z = confidence.
+  const now = idleThrough(bank, 30);
   for (const zi of z()) assert.ok(zi !== null && Math.abs(zi - o.confidence) < 1e-3, `z ${zi}`);
   // One burst of 50,000 sends, then 15 minutes of wake-ups that follow the nominal shape exactly.
   burstThrough(bank, now, 90);
@@ -384,13 +394,7 @@ test('widestCountingGainSd: the prior\'s deviation before any data; well under t
   const bank = createModelBank(o);
   const prior = priorGain(o).requestsPerSendSd;
   assert.ok(Math.abs(bank.widestCountingGainSd() - prior) < 1e-9, `before any data: ${bank.widestCountingGainSd()} against the prior's ${prior}`);
-  let now = 0;
-  for (let k = 0; k < 30; k++) {
-    now += 10_000;
-    bank.record(now, now - 10_000, now, 0);
-    bank.observe({ rps: 400, windowStartMs: now - 20_000, windowEndMs: now - 10_000, dtMs: 10_000 });
-  }
-  bank.plan({ nowMs: now, capacityRps: 1000, intervalMs: 10_000 });
+  const now = idleThrough(bank, 30);
   assert.ok(bank.widestCountingGainSd() > 0.75 * prior, `no sends yet, the gain still unknown: ${bank.widestCountingGainSd()}`);
   burstThrough(bank, now, 90);
   assert.ok(bank.widestCountingGainSd() < 0.5 * prior, `after 15 minutes of wake-ups: ${bank.widestCountingGainSd()} against the prior's ${prior}`);
