@@ -230,7 +230,8 @@ export function createInspectableController(options) {
       latencyOnly = gateway.rps === null;
       // The trial's hold guards the prior's gain while the bank has not learned better: once
       // every member that counts knows requests per send to within HOLD_GAIN_SHARE of the
-      // prior's deviation, the wake-ups it plans for are the measured ones (TH6, adopted in session 68; docs/pacing.md "The trial's hold").
+      // prior's deviation, the wake-ups it plans for are the measured ones (adopted in session
+      // 68; docs/pacing.md "The trial's hold").
       const holdable = startPrior === null || bank.widestCountingGainSd() > HOLD_GAIN_SHARE * startPrior.requestsPerSendSd;
       capacity.update({ rps: gateway.rps, p95Ms: gateway.p95Ms, holdable });
       misses.observe(gateway.p95Ms > o.sloP95Ms);
